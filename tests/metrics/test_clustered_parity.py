@@ -21,8 +21,11 @@ from typing import Any
 import pytest
 from tests.metrics import _legacy_clustered as legacy
 
-from lmmprobe.metrics import group_by
+from lmmprobe.metrics import group_by, reduction
 from lmmprobe.metrics.builtin.benchmark_choice import _mmmu_correct
+from lmmprobe.metrics.builtin.description import FREE_FORM_ROWS
+from lmmprobe.metrics.builtin.dysca import DYSCA
+from lmmprobe.metrics.freeform import ScoredFreeForm
 from lmmprobe.metrics.reduction import CachedRows, GroupRows, summarize_rows
 from lmmprobe.metrics.run_metric import MetricContext, compute_metrics
 from lmmprobe.metrics.value import MetricValue
@@ -388,10 +391,15 @@ def _dysca_store(db: Path, spec: RunSpec) -> Store:
     return store
 
 
-@pytest.mark.parametrize("proxy", [True, False])
+@pytest.mark.parametrize(("proxy", "settle_every"), [(True, None), (False, None), (False, 7)])
 def test_dysca_figures_and_sensitivities_from_stored_rows_equal_mains(
-    proxy: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    proxy: bool, settle_every: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """`settle_every`: records settled that many at a time (a run of millions of rows).
+
+    Dysca's figures embed each text on its own: identical whatever the batches. lmmprobe's
+    free-form score embeds a batch's texts padded together: within float32's last bits.
+    """
     from lmmprobe.report.results import rows_sensitivity, sensitivity_metrics, split_adversarial
 
     spec = RunSpec(models=[MODEL], data="demo", bootstrap=50,
@@ -416,11 +424,41 @@ def test_dysca_figures_and_sensitivities_from_stored_rows_equal_mains(
     assert all(v is not None and v.value is not None for v in figures.values())
 
     monkeypatch.setattr(Store, "model_scores", lambda *a: pytest.fail("built every Score"))
+    if settle_every is not None:
+        monkeypatch.setattr(reduction, "SETTLE_EVERY", settle_every)
     stats = ModelStats(requests=400, cached=0, called=400, errors=0)
     got = model_results(store.rows("r1", MODEL), spec, identity=identity, stats=stats)
     assert got.sensitivity == old
+    if settle_every is not None:
+        mine, theirs = got.metrics["freeform_score"], figures.pop("freeform_score")
+        assert mine is not None and theirs is not None and mine.n == theirs.n
+        for a, b in ((mine.value, theirs.value), (mine.low, theirs.low), (mine.high, theirs.high)):
+            assert a == pytest.approx(b, rel=1e-6)
     assert {k: got.metrics[k] for k in figures} == figures
     # The sensitivities are counted from the columns: no Score is built for them at all.
     monkeypatch.setattr(Store, "iter_model_scores", lambda *a: pytest.fail("built a Score"))
     rows = store.rows("r1", MODEL)
     assert rows_sensitivity(rows, summarize_rows(rows)[0], identity) == old
+
+
+def test_the_pass_over_stored_rows_keeps_no_free_form_text_once_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records are settled as the pass goes: similarities kept, texts dropped, records shared."""
+    spec = RunSpec(models=[MODEL], data="demo", bootstrap=50,
+                   formulate=FormulateConfig(matcher="dysca", method="generate"))  # fmt: skip
+    store = _dysca_store(tmp_path / "lmmprobe.db", spec)
+    monkeypatch.setattr(reduction, "SETTLE_EVERY", 7)
+    cached = CachedRows(store.rows("r1", MODEL))
+    free = cached.records(FREE_FORM_ROWS, spec)
+    assert len(free) == 133  # every answered free-form row (a third of 400; none failed)
+    assert all(isinstance(r, ScoredFreeForm) and r.row is None for r in free)
+    assert {r.has_text for r in free} == {True, False}
+    assert all(r.score == 0.0 for r in free if not r.has_text)
+    dysca = cached.records(DYSCA, spec)
+    assert all(r.free_form is None for r in dysca)
+    assert sum(r.question_type == "free_form" for r in dysca) == 133
+    # Rows of one type, verdict and (rounded) caption share one record within a batch.
+    batches = [dysca[i : i + 7] for i in range(0, len(dysca), 7)]
+    keys = sum(len({(r.question_type, r.right, r.caption) for r in b}) for b in batches)
+    assert len({id(r) for r in dysca}) == keys < len(dysca)

@@ -50,6 +50,7 @@ __all__ = [
     "default_model_path",
     "dysca_similarities",
     "dysca_similarity",
+    "embedder_loaded",
     "freeform_score",
     "freeform_scores",
     "model_fingerprint",
@@ -272,6 +273,11 @@ def _no_loading_bar() -> Iterator[None]:
 def _default_embedder() -> SentenceEmbedder:
     # Loading takes about a second; one shared instance serves every call without a model.
     return SentenceEmbedder()
+
+
+def embedder_loaded() -> bool:
+    """Whether the shared all-MiniLM-L6-v2 embedder is loaded in this process already."""
+    return _default_embedder.cache_info().currsize > 0
 
 
 def freeform_score(

@@ -17,6 +17,11 @@ runs every extract that applies in one pass over the Scores, built one at a time
 store (`iter_scores`) and dropped, and keeps only the records; a ``--by`` group takes its
 rows' records from that pass (`GroupRows.records`), so the Scores are built once per model
 whatever the number of metrics and groups.
+
+An extract whose records hold text a metric reduces to a number (a free-form answer and its
+reference, embedded into a similarity) may also declare a `RowExtract.settle`: every
+`SETTLE_EVERY` records, and at the end of the pass, the records not yet settled are replaced
+by smaller ones holding the numbers, so what the pass keeps no longer grows with the texts.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from lmmprobe.schema.rows import ABSENT, RowChunk, RowSource
 __all__ = [
     "FREE_FORM",
     "ROW_EXTRACTS",
+    "SETTLE_EVERY",
     "BySample",
     "CachedRows",
     "GroupRows",
@@ -420,25 +426,41 @@ class RowExtract:
             that does not apply is not run.
         extract: One row's record, or None where the metric skips the row. Records are
             kept for every row of the model: they hold what the metric reads, nothing more.
+        settle: Given a batch of records in row order, the records to keep in their place
+            (as many, same order), holding what the metric reads once its costly part is
+            done (`SETTLE_EVERY`); None keeps the records as extracted. The metric reads
+            settled records, or unsettled ones where settling could not be done (the
+            settle function returns its input).
 
     """
 
     name: str
     applies: Callable[[RowSummary, RunSpec], bool]
     extract: Callable[[Score, RunSpec], Any]
+    settle: Callable[[list[Any]], list[Any]] | None = None
 
 
 ROW_EXTRACTS: dict[str, RowExtract] = {}
 """Every declared extract, by name (`row_extract`)."""
 
 
+SETTLE_EVERY = 16384
+"""Records of an extract with a `RowExtract.settle` are settled this many at a time: a run of
+up to this many such rows settles once, at the end of its pass, as it computed before (one
+progress bar, the same batches); a bigger one keeps the texts of one batch at a time (a few
+MiB)."""
+
+
 def row_extract(
-    name: str, applies: Callable[[RowSummary, RunSpec], bool]
+    name: str,
+    applies: Callable[[RowSummary, RunSpec], bool],
+    *,
+    settle: Callable[[list[Any]], list[Any]] | None = None,
 ) -> Callable[[Callable[[Score, RunSpec], Any]], RowExtract]:
     """Decorator declaring a function of (Score, spec) as the extract `name` (`RowExtract`)."""
 
     def deco(extract: Callable[[Score, RunSpec], Any]) -> RowExtract:
-        found = ROW_EXTRACTS[name] = RowExtract(name, applies, extract)
+        found = ROW_EXTRACTS[name] = RowExtract(name, applies, extract, settle)
         return found
 
     return deco
@@ -450,10 +472,22 @@ class _Records:
     def __init__(self) -> None:
         self._at = array("q")
         self.values: list[Any] = []
+        self.settled = 0  # values[:settled] have been through the extract's settle
 
     def add(self, at: int, value: Any) -> None:
         self._at.append(at)
         self.values.append(value)
+
+    def settle(self, settle: Callable[[list[Any]], list[Any]]) -> None:
+        """Replace the records not yet settled by what `settle` makes of them."""
+        batch = self.values[self.settled :]
+        if not batch:
+            return
+        done = settle(batch)
+        if len(done) != len(batch):
+            raise ValueError(f"a settle function gave {len(done)} records for {len(batch)}")
+        self.values[self.settled :] = done
+        self.settled = len(self.values)
 
     @property
     def at(self) -> npt.NDArray[np.int64]:
@@ -508,6 +542,8 @@ class CachedRows:
 
         The first call runs, in one pass over the Scores, every extract that applies to these
         rows (by `summary`) and has not run yet, so metrics asking after it cost no pass.
+        Records of an extract with a `RowExtract.settle` are settled `SETTLE_EVERY` at a time
+        during the pass and at its end.
         """
         if name not in self._records:
             if self.summary is None:
@@ -519,12 +555,19 @@ class CachedRows:
                 if e.name not in self._records and (e.name == name or e.applies(summary, spec))
             ]
             found = {e.name: _Records() for e in todo}
-            pairs = [(e.extract, found[e.name]) for e in todo]
+            pairs = [(e.extract, e.settle, found[e.name]) for e in todo]
             for at, score in enumerate(self.iter_scores()):
-                for extract, records in pairs:
+                for extract, settle, records in pairs:
                     value = extract(score, spec)
                     if value is not None:
                         records.add(at, value)
+                        if settle is not None and len(records.values) - records.settled >= (
+                            SETTLE_EVERY
+                        ):
+                            records.settle(settle)
+            for _, settle, records in pairs:
+                if settle is not None:
+                    records.settle(settle)
             self._records.update(found)
         return self._records[name]
 

@@ -6,6 +6,9 @@ decimals, empty answers embedded like any text, the mean times 100 rounded to 2.
 given for rows none of which has any text (a baseline's): its figure there would be the
 embedding of "" against each reference, a number earned by writing nothing, and computing it
 meant loading the embedding model for no text at all.
+
+The pass over a model's rows settles their records (`settle_free_form`) as it goes, so a run
+of many free-form rows keeps their similarities, not their texts.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ import logging
 
 from lmmprobe.metrics.freeform import (
     FREE_FORM,
+    FreeFormRecord,
     FreeFormRow,
+    any_text,
     dysca_caption_of,
     freeform_summary_of,
+    settle_free_form,
 )
 from lmmprobe.metrics.reduction import RowSummary, row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
@@ -33,7 +39,16 @@ def _free_form(summary: RowSummary, spec: RunSpec) -> bool:
     return summary.free_form
 
 
-@row_extract(FREE_FORM_ROWS, _free_form)
+def _settle(rows: list[FreeFormRecord]) -> list[FreeFormRecord]:
+    """The records scored (`settle_free_form`), or as they are without the embedding model."""
+    try:
+        return settle_free_form(rows)
+    except ImportError:
+        # The metrics meet the same error when they compute, and say it once, there.
+        return rows
+
+
+@row_extract(FREE_FORM_ROWS, _free_form, settle=_settle)
 def _free_form_row(s: Score, spec: RunSpec) -> FreeFormRow | None:
     """The record of an answered free-form row (`freeform_rows`'s), None for any other."""
     answered = s.error_type is None and s.stage != "error"
@@ -80,7 +95,7 @@ def dysca_caption_metric(ctx: MetricContext) -> MetricValue | None:
     figure is Dysca's exactly, empty answers embedded.
     """
     rows = ctx.records(FREE_FORM_ROWS) if ctx.summary.free_form else []
-    if not any(r.text.strip() for r in rows):
+    if not any_text(rows):
         return None
     try:
         value = dysca_caption_of(rows)

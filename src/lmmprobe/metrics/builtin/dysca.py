@@ -14,17 +14,27 @@ inference) has no Dysca figure for its choice questions: the ``dysca_*`` figures
 are not given, rather than given under Dysca's name for another reading. Failed requests are not
 answers and are left out (Dysca has no notion of them); unparsed and truncated answers are
 wrong. With ``--repeats``, every repeat counts as one more answer, as for the caption score.
+
+The pass over a model's rows settles their records as it goes (`settled_rows`): a free-form
+row keeps its caption similarity (Dysca's embeds each text on its own, so the figure is the
+same whatever the batches), not its texts, and rows of the same type and verdict share one
+record.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lmmprobe.metrics.builtin._official import is_answer, tagged_in
-from lmmprobe.metrics.freeform import FREE_FORM, FreeFormRow, dysca_caption_of
+from lmmprobe.metrics.freeform import (
+    FREE_FORM,
+    FreeFormRow,
+    dysca_caption_from,
+    dysca_similarities_of,
+)
 from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
@@ -43,13 +53,17 @@ class DyscaRow:
     Attributes:
         question_type: ``metadata.question_type`` (None where absent).
         right: Counted right (a true verdict of a read answer).
-        free_form: The free-form record of a free-form row (its caption score's input).
+        free_form: The free-form record of a free-form row (its caption score's input);
+            None for any other row, and for a settled one (`settled_rows`).
+        caption: A settled free-form row's caption similarity (`dysca_similarities`); None
+            for any other row.
 
     """
 
     question_type: Any
     right: bool
     free_form: FreeFormRow | None
+    caption: float | None = None
 
     @classmethod
     def of(cls, s: Score) -> DyscaRow:
@@ -86,14 +100,16 @@ def dysca_figures(rows: Sequence[Score]) -> dict[str, float]:
 
 
 def dysca_figures_of(rows: Sequence[DyscaRow]) -> dict[str, float]:
-    """`dysca_figures` of the records of answered rows, in row order."""
+    """`dysca_figures` of the records of answered rows, in row order (settled or not)."""
     mc = [r for r in rows if r.question_type == "multiple_choice"]
     tf = [r for r in rows if r.question_type == "true_false"]
-    ff = [r.free_form for r in rows if r.free_form is not None]
+    ff = [r for r in settled_rows(rows) if r.caption is not None]
     figures = {
         "multi_choice_accuracy": _rate(mc),
         "true_or_false_accuracy": _rate(tf),
-        "caption_score": dysca_caption_of(ff) if ff else 0.0,
+        "caption_score": dysca_caption_from([r.caption for r in ff if r.caption is not None])
+        if ff
+        else 0.0,
     }
     figures["average"] = round(sum(figures.values()) / 3, 2)
     return figures
@@ -104,7 +120,41 @@ def dysca_average(rows: Sequence[Score]) -> float:
     return dysca_figures(rows)["average"]
 
 
-@row_extract(DYSCA, tagged_in(DYSCA))
+def settled_rows(rows: Sequence[DyscaRow]) -> list[DyscaRow]:
+    """The records with each free-form row's caption computed and its texts dropped.
+
+    Settled rows of the same type, verdict and caption (a similarity rounded to 2 decimals)
+    share one record, so a row costs a reference, not an object.
+
+    Raises:
+        ImportError: There are free-form rows and the embedding model is not installed.
+
+    """
+    todo = [i for i, r in enumerate(rows) if r.free_form is not None]
+    out = list(rows)
+    if todo:
+        captions = dysca_similarities_of([r.free_form for r in rows if r.free_form is not None])
+        for i, caption in zip(todo, captions, strict=True):
+            out[i] = replace(rows[i], free_form=None, caption=caption)
+    shared: dict[tuple[str | None, bool, str | None], DyscaRow] = {}
+    for i, r in enumerate(out):
+        qt = r.question_type
+        if r.free_form is None and (qt is None or isinstance(qt, str)):
+            key = (qt, r.right, None if r.caption is None else r.caption.hex())
+            out[i] = shared.setdefault(key, r)
+    return out
+
+
+def _settle(rows: list[DyscaRow]) -> list[DyscaRow]:
+    """`settled_rows`, or the rows as they are without the embedding model."""
+    try:
+        return settled_rows(rows)
+    except ImportError:
+        # `_figure` meets the same error when it computes, and says it once, there.
+        return rows
+
+
+@row_extract(DYSCA, tagged_in(DYSCA), settle=_settle)
 def _dysca_row(s: Score, spec: RunSpec) -> DyscaRow | None:
     """The record of an answered row of Dysca's released set."""
     return DyscaRow.of(s) if is_answer(s, DYSCA) else None
