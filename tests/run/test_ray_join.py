@@ -84,9 +84,8 @@ def test_arena_judge_refuses_a_nan_cpu_share_in_the_rules_words(tmp_path: Path) 
                     "--executor", "ray", "--cpus-per-replica", "nan")  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
-    assert "error: --cpus-per-replica: cpus_per_replica=nan: must be a finite number, 0 or more" in (
-        done.stderr
-    )
+    says = "error: --cpus-per-replica: cpus_per_replica=nan: must be a finite number, 0 or more"
+    assert says in done.stderr
 
 
 def test_arena_judge_refuses_a_cpu_share_ray_cannot_reserve(tmp_path: Path) -> None:

@@ -243,7 +243,9 @@ def run(
     # (`check_ray_resource`: "a finite number, 0 or more"), naming the option.
     gpus_per_replica: Annotated[
         float | None,
-        typer.Option(help="Ray: GPUs per replica [default: 1 for hf: when there are GPUs, else 0]."),
+        typer.Option(
+            help="Ray: GPUs per replica [default: 1 for hf: when there are GPUs, else 0]."
+        ),
     ] = None,
     cpus_per_replica: Annotated[
         float | None, typer.Option(help="Ray: CPUs per replica [default: 1].")
