@@ -45,7 +45,7 @@ _MAX_SHOWN = 5
 
 def _template(root: Path) -> Path:
     """A Winoground hub copy's parquet file whose row 0 names ``pipe.png`` (no bytes)."""
-    from datasets import Dataset, Features, Image, Value
+    from datasets import Dataset, Features, Image, Value  # type: ignore[import-untyped]
     from PIL import Image as PILImage
 
     folder = root / "template"

@@ -38,7 +38,12 @@ def _fragment_over_a_closed_file(tmp_path: Path) -> tuple[list[Any], weakref.ref
 @contextlib.contextmanager
 def _later(seconds: float, action: Callable[[], None]) -> Iterator[None]:
     """Within the block, another thread runs `action` after `seconds`."""
-    thread = threading.Thread(target=lambda: (time.sleep(seconds), action()))
+
+    def later() -> None:
+        time.sleep(seconds)
+        action()
+
+    thread = threading.Thread(target=later)
     thread.start()
     try:
         yield
@@ -76,7 +81,7 @@ def test_nothing_pending_returns_at_once(monkeypatch: pytest.MonkeyPatch, tmp_pa
         def no_sleep(seconds: float) -> None:
             raise AssertionError("the wait slept with nothing pending")
 
-        monkeypatch.setattr(arrow_files.time, "sleep", no_sleep)
+        monkeypatch.setattr(time, "sleep", no_sleep)  # the module's `time.sleep`
         assert wait_for_arrow_files() is True
     del fragment
 
