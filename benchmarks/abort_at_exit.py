@@ -15,12 +15,14 @@ as in the test) and a fresh `datasets` cache. A call is counted as
 - ``abort``: killed by SIGABRT (exit status -6);
 - ``other``: anything else (its first lines are printed, up to five calls a name).
 
-Prints a table and ends with one line of ``name=value`` figures, such as
+``--minutes`` stops starting calls once that long has passed (on a loaded machine a call
+takes several seconds); the figures then count the calls made. Prints a table and ends with
+one line of ``name=value`` figures, such as
 ``main_calls=300 main_aborts=3 main_other=0 new_calls=300 ... jobs=2 minutes=21.4``.
 Rare events need many calls: 0 aborts in 300 calls bounds the rate below about 1 % (95 %).
 
 Usage: nice python benchmarks/abort_at_exit.py --src main=/work/main/src --src new=src
-    [--runs 300] [--jobs 2]
+    [--runs 300] [--jobs 2] [--minutes 25]
 """
 
 from __future__ import annotations
@@ -45,9 +47,11 @@ _MAX_SHOWN = 5
 
 def _template(root: Path) -> Path:
     """A Winoground hub copy's parquet file whose row 0 names ``pipe.png`` (no bytes)."""
-    from datasets import Dataset, Features, Image, Value  # type: ignore[import-untyped]
+    import datasets  # type: ignore[import-untyped]
+    from datasets import Dataset, Features, Image, Value
     from PIL import Image as PILImage
 
+    datasets.disable_progress_bars()  # the table stays readable
     folder = root / "template"
     (folder / "data").mkdir(parents=True)
     os.mkfifo(folder / _FIFO)
@@ -111,6 +115,10 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--runs", type=int, default=300, help="calls per name")
     ap.add_argument("--jobs", type=int, default=2, help="calls at a time")
+    ap.add_argument(
+        "--minutes", type=float, default=None,
+        help="stop starting calls after this long; the figures count the calls made",
+    )  # fmt: skip
     args = ap.parse_args()
     srcs: dict[str, Path] = {}
     for item in args.src:
@@ -128,23 +136,36 @@ def main() -> None:
         root = Path(tmp)
         parquet = _template(root)
         order = [(i, name) for i in range(args.runs) for name in srcs]  # interleaved
+        budget = None if args.minutes is None else start + args.minutes * 60
+
+        def call(name: str, work: Path) -> tuple[str, str] | None:
+            if budget is not None and time.monotonic() > budget:
+                return None  # past the budget: not started, not counted
+            return _call(exe, srcs[name], parquet, work)
+
         with ThreadPoolExecutor(args.jobs) as pool:
-            futures = [
-                (name, pool.submit(_call, exe, srcs[name], parquet, root / f"{name}-{i}"))
-                for i, name in order
-            ]
-            for name, future in futures:
-                outcome, out = future.result()
+            futures = [(name, pool.submit(call, name, root / f"{name}-{i}")) for i, name in order]
+            for done, (name, future) in enumerate(futures, start=1):
+                result = future.result()
+                if result is None:
+                    continue
+                outcome, out = result
                 counts[name][outcome] += 1
                 if outcome != "ok" and shown[name] < _MAX_SHOWN:
                     shown[name] += 1
                     print(f"[{name}] {outcome}: {out.strip()[-400:]}", flush=True)
+                if done % 50 == 0:  # progress on a loaded machine, where a call takes seconds
+                    so_far = " ".join(
+                        f"{n}={sum(c.values())}/{c['abort']}" for n, c in counts.items()
+                    )
+                    print(f"calls/aborts so far: {so_far}", flush=True)
     minutes = (time.monotonic() - start) / 60
     print(f"{'name':<12} {'calls':>6} {'aborts':>7} {'other':>6} {'abort rate':>11}")
     figures: list[str] = []
     for name, c in counts.items():
         calls = sum(c.values())
-        print(f"{name:<12} {calls:>6} {c['abort']:>7} {c['other']:>6} {c['abort'] / calls:>11.2%}")
+        rate = c["abort"] / calls if calls else 0.0
+        print(f"{name:<12} {calls:>6} {c['abort']:>7} {c['other']:>6} {rate:>11.2%}")
         figures += [f"{name}_calls={calls}", f"{name}_aborts={c['abort']}"]
         figures.append(f"{name}_other={c['other']}")
     print(" ".join([*figures, f"jobs={args.jobs}", f"minutes={minutes:.1f}"]))
