@@ -72,7 +72,8 @@ def held_natively() -> list[weakref.ref[io.IOBase]]:
 
     Such a file is kept by native code alone: on a process reading through pyarrow, a C++
     file of Arrow's that a thread of its pool has yet to drop. Weak references, so looking
-    keeps none of them alive.
+    keeps none of them alive. Objects `gc.freeze` moved aside (the CLI's, at its start) are
+    not searched: a closed file only such an object refers to would be waited for, to the cap.
     """
     # Exact types, not isinstance(io.IOBase): an ABC check on each of 100,000 objects took
     # a third of a second at every exit.
