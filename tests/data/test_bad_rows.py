@@ -160,3 +160,28 @@ def test_cli_every_hf_row_invalid_shows_the_reasons(tmp_path: Path) -> None:
     assert "all 2 row(s) are invalid:" in proc.stderr
     assert "d.parquet[test]:0: image: image file not found: missing-a.png" in proc.stderr
     assert "d.parquet[test]:1: image: image file not found: missing-b.png" in proc.stderr
+
+
+def test_cli_a_data_url_as_an_image_is_named_as_one_not_as_a_missing_file(tmp_path: Path) -> None:
+    # A data: URL was looked for as a file of that name ("image file not found: data:image/
+    # png;base64,... (looked for /folder/data:image/png;base64,...)", the whole URL twice).
+    import base64
+    import io
+
+    from PIL import Image
+
+    png = io.BytesIO()
+    Image.new("RGB", (4, 4), "red").save(png, "PNG")
+    url = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode() + "A" * 5000
+    Image.new("RGB", (4, 4), "red").save(tmp_path / "ok.png")
+    _write(tmp_path / "d.jsonl", [_line("a", images=[url]), _line("b", images=["ok.png"])])
+    proc = _lmmprobe("run", "-d", "d.jsonl", "-m", "first", "--db", "db", cwd=tmp_path)
+    err = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert "skipped 1 invalid row(s)" in err, err
+    assert (
+        "d.jsonl:1: images[0]: 'data:image/png;base64,iVBORw0KGgoAAAANSU…' is a data: URL; "
+        "lmmprobe does not read data: URLs as images: save the picture as a file and give its "
+        "path, relative to the data file's folder"
+    ) in " ".join(err.split()), err
+    assert "image file not found" not in err and "A" * 100 not in err, err

@@ -259,6 +259,28 @@ def test_an_mmmu_entry_with_more_golds_than_mmmu_has_is_an_error_row_and_the_res
     assert preds[0].refused is not None and preds[1].tool_verdict == 1.0
 
 
+def test_an_lmms_eval_row_whose_doc_id_is_no_id_is_that_rows_problem(tmp_path: Path) -> None:
+    # A doc_id of true, null or a list refused the whole import in one line; such a row has
+    # no item to join, so it is left out and named, and the other rows are scored.
+    rows = [{"doc_id": bad} for bad in (True, None, [3])] + [{"doc_id": 1}, {"doc_id": "2"}]
+    log = tmp_path / "x_samples_mytask.jsonl"
+    log.write_text(
+        "".join(
+            json.dumps({**row, "target": "red", "resps": [["red"]], "filtered_resps": ["red"]})
+            + "\n"
+            for row in rows
+        )
+    )
+    for command in ("score", "import"):
+        more = ("--db", tmp_path / "db") if command == "import" else ()
+        done = lmmprobe(command, log, "--reader", "lmms-eval", *more, timeout=120)
+        said = done.stdout + done.stderr
+        assert done.returncode == 0 and "Traceback" not in said, said
+        assert "2 predictions scored" in said and "skipped 3 entries" in said, said
+        for line, got in ((1, "bool True"), (2, "NoneType None"), (3, "list [3]")):
+            assert f"{log}:{line}: doc_id: expected text, got {got} (left out)" in said, said
+
+
 def test_a_long_parsed_text_is_judged_in_linear_time() -> None:
     # A per-response text entry is iterated character by character, as lmms-eval does:
     # 1,000 golds x 1,000,000 characters took 118 s.

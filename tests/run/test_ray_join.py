@@ -60,6 +60,10 @@ def test_a_local_instance_that_cannot_start_is_one_line(monkeypatch: pytest.Monk
         ("--cpus-per-replica", "1e-300", "finer than Ray reserves: give 0 or a multiple of 0.0001"),
         ("--cpus-per-replica", "0.00015", "finer than Ray reserves"),
         ("--gpus-per-replica", "inf", "must be a finite number, 0 or more"),
+        # NaN was "Input should be greater than or equal to 0" (typer's range check), and a
+        # negative value worded so apart from infinity: one rule, worded once.
+        ("--gpus-per-replica", "nan", "must be a finite number, 0 or more (got nan)"),
+        ("--cpus-per-replica", "-1", "must be a finite number, 0 or more (got -1.0)"),
     ],
 )
 def test_resources_ray_cannot_reserve_are_refused_before_it_starts(
@@ -73,6 +77,15 @@ def test_resources_ray_cannot_reserve_are_refused_before_it_starts(
     assert "Traceback" not in done.stderr and "Started a local Ray instance" not in done.stderr
     assert f"error: {flag}: {says}" in done.stderr
     assert not db.exists()
+
+
+def test_arena_judge_refuses_a_nan_cpu_share_in_the_rules_words(tmp_path: Path) -> None:
+    done = lmmprobe("arena", "judge", "--judge", "random", "--db", tmp_path / "db",
+                    "--executor", "ray", "--cpus-per-replica", "nan")  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    says = "error: --cpus-per-replica: cpus_per_replica=nan: must be a finite number, 0 or more"
+    assert says in done.stderr
 
 
 def test_arena_judge_refuses_a_cpu_share_ray_cannot_reserve(tmp_path: Path) -> None:

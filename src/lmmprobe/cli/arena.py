@@ -137,8 +137,8 @@ def judge(
     replicas: Annotated[
         int | None, typer.Option(min=1, help="Ray: judge replicas [default: 1].")
     ] = None,
-    cpus_per_replica: Annotated[
-        float | None, typer.Option(min=0, help="Ray: CPUs per replica [default: 1].")
+    cpus_per_replica: Annotated[  # refused by the executor's rule (NaN too), not min=0
+        float | None, typer.Option(help="Ray: CPUs per replica [default: 1].")
     ] = None,
     prices: PricesOption = None,
     max_cost: MaxCostOption = None,

@@ -238,14 +238,17 @@ def run(
             help="Ray: replicas per model [default: one per GPU when replicas use GPUs, else 1].",
         ),
     ] = None,
+    # No min=0 on the two resources: typer's range check said NaN was not "greater than or
+    # equal to 0"; the run spec refuses NaN, infinity and a negative value in one rule
+    # (`check_ray_resource`: "a finite number, 0 or more"), naming the option.
     gpus_per_replica: Annotated[
         float | None,
         typer.Option(
-            min=0, help="Ray: GPUs per replica [default: 1 for hf: when there are GPUs, else 0]."
+            help="Ray: GPUs per replica [default: 1 for hf: when there are GPUs, else 0]."
         ),
     ] = None,
     cpus_per_replica: Annotated[
-        float | None, typer.Option(min=0, help="Ray: CPUs per replica [default: 1].")
+        float | None, typer.Option(help="Ray: CPUs per replica [default: 1].")
     ] = None,
     prices: PricesOption = None,
     max_cost: MaxCostOption = None,

@@ -39,6 +39,7 @@ from lmmprobe._file_kind import (
     NotRegularFile,
     open_regular_file,
 )
+from lmmprobe.data.arrow_files import watch_arrow_files
 from lmmprobe.data.base import DataError
 from lmmprobe.data.parquet_pages import PageHeaderError, column_pages
 from lmmprobe.data.rows import MAX_NESTING, nesting_reason
@@ -1085,7 +1086,9 @@ def decompressed(fh: IO[bytes], codec: str) -> Any:
         return lzma.LZMAFile(fh)
     import pyarrow as pa
 
-    # zstd and lz4 frames: pyarrow's own codecs (the standard library has neither).
+    # zstd and lz4 frames: pyarrow's own codecs (the standard library has neither). Arrow
+    # then holds `fh`: the exit waits for its threads to drop it (issue 34).
+    watch_arrow_files()
     return pa.CompressedInputStream(pa.PythonFile(fh, mode="r"), codec)
 
 

@@ -55,6 +55,7 @@ from typing import Any
 from PIL import Image
 
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
+from lmmprobe.data.arrow_files import watch_arrow_files
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.files import (
     COMPRESSIONS,
@@ -140,13 +141,17 @@ def import_datasets() -> ModuleType:
     # import_module rather than an import statement: datasets ships no type information, and
     # a module object is all this source needs from the type checker.
     try:
-        return importlib.import_module("datasets")
+        module = importlib.import_module("datasets")
     except ModuleNotFoundError as exc:
         if exc.name != "datasets":
             raise
         raise RegistryError(
             f"the data source 'hf' needs datasets, which is not installed; run: {INSTALL_HINT}"
         ) from exc
+    # datasets hands pyarrow Python files that Arrow's threads may drop as the interpreter
+    # finalizes, which aborts it: the exit waits for them (issue 34).
+    watch_arrow_files()
+    return module
 
 
 @contextmanager

@@ -188,6 +188,9 @@ def _image_file(base: Path, value: Any, field: str) -> tuple[str, os.stat_result
     if not isinstance(value, str) or not value:
         raise RowError(field, f"expected a file path, got {value!r}")
     path, info = located_image(base, value, field)
+    if info is None and value[:5].lower() == "data:":
+        # Only files are read: a data: URL was looked for as a file of that name.
+        raise RowError(field, data_url_problem(value))
     if info is None or not stat.S_ISREG(info.st_mode) or kernel_file(info):
         unreadable = not_regular_file(base / value, "images", shown=value)
         raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
@@ -259,6 +262,19 @@ def _settled(
         checked.add(path, info, found.width, found.height, ref)
         checked.found(base, value, path, info)
     return ref, found.width * found.height, info.st_size
+
+
+DATA_URL_SHOWN = 40
+"""Characters of a data: URL an error shows (one may hold megabytes of base64)."""
+
+
+def data_url_problem(value: str) -> str:
+    """Why an image given as a ``data:`` URL is not read, and how to give the image instead."""
+    shown = value if len(value) <= DATA_URL_SHOWN else f"{value[:DATA_URL_SHOWN]}…"
+    return (
+        f"{shown!r} is a data: URL; lmmprobe does not read data: URLs as images: save the "
+        "picture as a file and give its path, relative to the data file's folder"
+    )
 
 
 def located_image(base: Path, value: str, field: str) -> tuple[str, os.stat_result | None]:

@@ -124,7 +124,8 @@ class ImportedPrediction:
     """Where the reader left a bad entry out: the one line naming it (``FILE:#N: FIELD: why``).
     Such a row is no prediction: it is counted and named (the first few) by the import, never
     joined or scored, and the file's other entries are scored (ReForm-Eval's and Dysca's
-    readers, as their tools' own code would stop on such an entry). None for a read row."""
+    readers, as their tools' own code would stop on such an entry; lmms-eval's, for a row
+    whose id is no id: ``doc_id`` true, null or a list). None for a read row."""
 
     lone_id: str | None = None
     """Where the file's id holds a lone surrogate (``U+D800 at character 2``: set from

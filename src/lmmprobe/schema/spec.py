@@ -205,14 +205,19 @@ class RunSpec(BaseModel):
         "would each load the weights, an API model's multiply its concurrency, so ask for more "
         "explicitly. Ray executor only.",
     )
+    # No ge=0 on the two resources: `check_ray_resource` refuses a negative value and NaN in
+    # one rule ("a finite number, 0 or more"); ge=0 said NaN was not "greater than or equal
+    # to 0", and so a negative value was worded apart from infinity.
     gpus_per_replica: float | None = Field(
         default=None,
-        ge=0,
+        json_schema_extra={"minimum": 0},
         description="GPUs each replica reserves; default 1 for hf models when the cluster has "
         "GPUs, else 0. Ray executor only.",
     )
     cpus_per_replica: float | None = Field(
-        default=None, ge=0, description="CPUs each replica reserves (default 1). Ray executor only."
+        default=None,
+        json_schema_extra={"minimum": 0},
+        description="CPUs each replica reserves (default 1). Ray executor only.",
     )
     # What tokens cost, and how much a run may spend. Like the executor fields, they change no
     # answer: not part of any cache key; the run's stored spec keeps them.

@@ -468,7 +468,14 @@ class LmmsEvalSamples:
             doc = row.get("doc")
             if doc is not None and not isinstance(doc, dict):
                 raise row_error(where, "doc", f"expected an object, got {type(doc).__name__}")
-            sid = _sample_id(where, row, doc, id_field)
+            try:
+                sid = _sample_id(where, row, doc, id_field)
+            except DataError as exc:
+                # No id (doc_id true, null, a list...): no item to join the answer to, so the
+                # row is left out, named, and the other rows are read (as ReForm-Eval's bad
+                # entries are: `ImportedPrediction.skipped`).
+                yield ImportedPrediction(row=n, sample_id=None, prediction="", skipped=str(exc))
+                continue
             if doc is None:
                 doc = _metric_doc(row)
             if "resps" in row:
