@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from lmmprobe.metrics import answer_cache
 from lmmprobe.metrics.answer_cache import PairScorer, cached_pair_scores, pair_key, scoring_scope
 from lmmprobe.metrics.embedding import model_fingerprint
 from lmmprobe.run.progress import RichProgress
@@ -57,6 +58,26 @@ def test_values_are_kept_and_read_back_by_pair(tmp_path: Path) -> None:
     with Store(db) as store, scoring_scope(AnswerScores(store)):
         assert cached_pair_scores(scorer(), answers, refs, again) == [2.0, -3.0, 2.0]
     assert again.asked == []  # a new process reads them back
+
+
+def test_a_scope_with_a_store_keeps_few_values_in_memory_and_reads_the_rest_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of millions of answers: the scope's memory stays flat, nothing is computed twice."""
+    monkeypatch.setattr(answer_cache, "KNOWN_CAP", 3)
+    compute = Counting()
+    answers, refs = [f"answer {i}" for i in range(10)], ["ref"] * 10
+    expected = [float(len(a) - 3) for a in answers]
+    with Store(tmp_path / "s.db") as store, scoring_scope(AnswerScores(store)):
+        for start in (0, 4, 8):  # asked in batches, as a pass over stored rows asks
+            got = cached_pair_scores(
+                scorer(), answers[start : start + 4], refs[start : start + 4], compute
+            )
+            assert got == expected[start : start + 4]
+            scope = answer_cache._SCOPE.get()
+            assert scope is not None and all(len(v) <= 4 for v in scope.known.values())
+        assert cached_pair_scores(scorer(), answers, refs, compute) == expected
+    assert len(compute.asked) == 10  # each pair computed once, the rest read back
 
 
 def test_changed_reference_version_or_model_recomputes_only_that(tmp_path: Path) -> None:
