@@ -10,7 +10,7 @@ failed requests are errors and left out. The interval resamples samples, like `s
 In a run, each distinct (answer, reference) similarity is computed once and kept in the store
 (`lmmprobe.metrics.answer_cache`): the ``--by`` groups and later re-runs read it back.
 
-A pass over stored rows settles the records (`settle_free_form`) a few thousand at a time:
+A pass over stored rows settles the records (`settle_free_form`) 16,384 at a time (`SETTLE_EVERY`):
 each `FreeFormRow` becomes a `ScoredFreeForm` holding its similarities instead of its texts,
 so the memory a run's free-form rows take does not grow with their texts. Both figures read
 either form. lmmprobe's score embeds a batch's texts together, padded to the longest, so
