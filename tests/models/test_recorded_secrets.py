@@ -295,3 +295,34 @@ def test_the_judged_headline_line_shows_a_judges_spec_redacted(tmp_path: Path) -
         assert f"openai:judge@{url.replace(PASSWORD, REDACTED)} read them" in proc.stdout
         assert PASSWORD not in proc.stdout + proc.stderr, proc.args
     _nothing_recorded(tmp_path)
+
+
+SIGNED_QUERIES = ("?oauth_signature={}&oauth_nonce=n1", "?sid={}", "?ticket={}", "?JSESSIONID={}",
+                  "?X-Amz-Signature={}", "?oauth_verifier={}&page=2", "?_csrf={}")  # fmt: skip
+
+
+def test_a_signature_session_or_ticket_in_a_url_query_is_never_recorded_or_shown(
+    tmp_path: Path,
+) -> None:
+    # Re-test 20 #16: ``oauth_signature``, ``sid`` and ``ticket`` named no secret word, and
+    # their values reached results.json, the store and the terminal.
+    db = tmp_path / "db"
+    with FakeOpenAIServer() as server:
+        models = [f"openai:fake-vlm@{server.base_url}{q.format(PASSWORD)}" for q in SIGNED_QUERIES]
+        args = [a for m in models for a in ("-m", m)]
+        ran = lmmprobe("run", *args, "--limit", "1", "-q", "--db", db, "--out", tmp_path / "o")
+        # The server's 404s quote the URL (a query before /chat/completions): hidden there too.
+        assert "Traceback" not in ran.stderr, ran.stderr
+        shown = lmmprobe("show", "latest", "--db", db)
+    _nothing_recorded(tmp_path)
+    for proc in (ran, shown):
+        assert PASSWORD not in proc.stdout + proc.stderr, proc.args
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert f"?sid={REDACTED}" in results["spec"]["models"][1]
+    assert results["spec"]["models"][0].endswith(f"?oauth_signature={REDACTED}&oauth_nonce=n1")
+
+
+def test_query_parameters_that_only_resemble_these_are_kept() -> None:
+    for text in ("openai:m@http://h/v1?sig_count=3&page=2", "http://h/tickets/12?sort=id",
+                 "http://h/v1/ticket/12"):  # fmt: skip
+        assert redact_spec(text) == text
