@@ -1707,20 +1707,32 @@ def mark_scores(logprobs: dict[str, Any] | None, marks: Sequence[str]) -> list[f
     so ``(B)`` and ``B`` are read the same way. Letter marks compare case-insensitively.
 
     Raises:
-        ValueError: A mark's log-probability is above 0 or NaN (no log-probability: the
-            server's reply is malformed); -inf is a probability of 0, read as absent.
+        ValueError: The log-probabilities are not in the API's shape (``content`` a list of
+            objects, each a ``token`` text and a ``logprob`` number, ``top_logprobs`` a list
+            of such), or a mark's log-probability is above 0 or NaN (no log-probability: the
+            server's reply is malformed); -inf is a probability of 0, read as absent. Its
+            message is one line naming the field, never Python's own wording.
 
     """
+    if not isinstance(logprobs, dict | None):
+        raise ValueError(f"the reply's logprobs is {_kind(logprobs)}, not an object")
     content = (logprobs or {}).get("content") or []
+    if not isinstance(content, list):
+        raise ValueError(f"the reply's logprobs.content is {_kind(content)}, not a list")
     wanted = {m.lower(): i for i, m in enumerate(marks)}
     scores = [-math.inf] * len(marks)
-    for entry in content:
-        if not _norm_token(entry["token"]):
+    for at, entry in enumerate(content):
+        where = f"logprobs.content[{at}]"
+        if not _norm_token(_logprob_token(entry, where)):
             continue  # "(" or " " before the mark
-        for cand in [entry, *(entry.get("top_logprobs") or [])]:
-            i = wanted.get(_norm_token(cand["token"]).lower())
+        top = entry.get("top_logprobs") or []
+        if not isinstance(top, list):
+            raise ValueError(f"the reply's {where}.top_logprobs is {_kind(top)}, not a list")
+        for n, cand in enumerate([entry, *top]):
+            here = where if n == 0 else f"{where}.top_logprobs[{n - 1}]"
+            i = wanted.get(_norm_token(_logprob_token(cand, here)).lower())
             if i is not None:
-                value = float(cand["logprob"])
+                value = _logprob_value(cand, here)
                 if not value <= 0.0:  # positive, +inf or NaN: it would be scored as sent
                     raise ValueError(
                         f"the log-probability of {_norm_token(cand['token'])[:40]!r} is "
@@ -1729,6 +1741,31 @@ def mark_scores(logprobs: dict[str, Any] | None, marks: Sequence[str]) -> list[f
                 scores[i] = max(scores[i], value)
         break
     return scores
+
+
+def _logprob_token(entry: object, where: str) -> str:
+    """The ``token`` of a log-probability entry at `where` (ValueError naming it if none)."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"the reply's {where} is {_kind(entry)}, not an object")
+    token = entry.get("token")
+    if not isinstance(token, str):
+        raise ValueError(f"the reply's {where}.token is {_kind(token)}, not text")
+    return token
+
+
+def _logprob_value(entry: dict[str, Any], where: str) -> float:
+    """The ``logprob`` of an entry at `where` as a float (ValueError naming it if no number).
+
+    A JSON integer too large for a float (``-1`` and 400 zeros) raised OverflowError, which
+    no reader caught: an internal error, with its traceback.
+    """
+    value = entry.get("logprob")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"the reply's {where}.logprob is {_kind(value)}, not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"the reply's {where}.logprob is a number past a float's range") from None
 
 
 def load(target: str | None, options: dict[str, str]) -> OpenAIChatModel:
