@@ -178,6 +178,9 @@ MAX_ERROR_BYTES: Final = 64 << 10
 reads it whole to quote the server's message, which is a line, and only 300 characters of it
 are kept (`_status_text`)."""
 
+MAX_FINISH_REASON_CHARS: Final = 64
+"""How much of a reply's ``finish_reason`` is kept: it is a word (``stop``, ``length``); a
+longer one is cut, ending ``... (N characters)``."""
 MAX_REPLY_BYTES: Final = 16 << 20
 """The most bytes of a reply's body read: room for an answer and its thinking of
 `MAX_REPLY_CHARS` characters each written as JSON escapes (6 bytes a character), with the rest
@@ -1323,8 +1326,15 @@ class OpenAIChatModel:
             raise MalformedReplyError("malformed response: the reply's choice has no message")
         message = choice["message"]
         content, refusal = message.get("content"), message.get("refusal")
-        finish = choice.get("finish_reason")
-        finish_reason = finish if isinstance(finish, str) else None
+        sent_finish = choice.get("finish_reason")
+        # A word (stop, length, tool_calls...): a server's megabytes there were stored whole.
+        finish_reason = (
+            shown_value(sent_finish, MAX_FINISH_REASON_CHARS)
+            if isinstance(sent_finish, str)
+            else None
+        )
+        # As a message quotes it (`_empty`): any other JSON value, cut and scrubbed.
+        finish = finish_reason if finish_reason is not None else _short(sent_finish)
         reasoning = _reasoning(message)
         if isinstance(content, list):
             # Content parts (Mistral's reasoning models): text parts are the answer, thinking
