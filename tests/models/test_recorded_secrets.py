@@ -326,3 +326,27 @@ def test_query_parameters_that_only_resemble_these_are_kept() -> None:
     for text in ("openai:m@http://h/v1?sig_count=3&page=2", "http://h/tickets/12?sort=id",
                  "http://h/v1/ticket/12"):  # fmt: skip
         assert redact_spec(text) == text
+
+
+def test_a_url_password_sent_as_basic_authentication_and_echoed_is_never_recorded(
+    tmp_path: Path,
+) -> None:
+    # Re-test 21: httpx sends a URL's user:password as "Authorization: Basic <base64>"; a
+    # server echoing its request headers into the answers (and errors) had that base64 stored
+    # and exported, the password one decoding away.
+    import base64
+
+    encoded = base64.b64encode(f"user:{PASSWORD}".encode()).decode()
+    with FakeOpenAIServer(echo_key_in_answers=True, echo_key=True) as server:
+        url = server.base_url.replace("://", f"://user:{PASSWORD}@", 1)
+        ran = lmmprobe("run", "-m", f"openai:fake-vlm@{url}", "--limit", "2", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+        assert any(encoded in seen for seen in server.seen_authorization)  # sent, and echoed
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    csv = lmmprobe("export", "latest", "--db", tmp_path / "db", "--format", "csv")
+    for proc in (ran, csv):
+        assert encoded not in proc.stdout + proc.stderr, proc.args
+    assert f"Basic {REDACTED}" in csv.stdout
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert encoded.encode() not in path.read_bytes(), path
+    _nothing_recorded(tmp_path)
