@@ -153,7 +153,7 @@ from lmmprobe.schema import (
     Usage,
     token_count,
 )
-from lmmprobe.schema.text import ascii_integer, shown_value
+from lmmprobe.schema.text import ascii_integer, shown_message, shown_value
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -1344,7 +1344,11 @@ class OpenAIChatModel:
         if finish_reason == "content_filter" or (content is None and refusal):
             info = ErrorInfo(
                 type="refusal",
-                message=f"the API refused: {refusal or 'content filter'}",
+                # A refusal's text bounded as a message about bad input is: a server's
+                # megabytes there were stored in every such row's error (re-test 21).
+                message="the API refused: "
+                + (shown_message(refusal) if isinstance(refusal, str) and refusal
+                   else _short(refusal) if refusal else "content filter"),  # fmt: skip
                 retryable=False,
             )
             return Response(key=request.key, error=info, latency_s=latency, usage=usage)
