@@ -248,10 +248,13 @@ def _secret_parameter(name: str) -> bool:
     name = unquote(name).removesuffix("[]")
     if name.lower() in _QUERY_SECRETS:
         return True
+    # `_secret_variable`'s rule, the name's words read once (a URL holds many parameters).
     words = _words(name)
-    if words and words[-1] not in _QUANTITY_WORDS and _QUERY_SECRET_WORDS.intersection(words):
-        return True
-    return _secret_variable(name)
+    if not words or words[-1] in _QUANTITY_WORDS:
+        return False
+    return bool(_QUERY_SECRET_WORDS.intersection(words)) or any(
+        _secret_word(words, at) for at in range(len(words))
+    )
 
 
 _QUANTITY_WORDS = frozenset(
