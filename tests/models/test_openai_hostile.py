@@ -326,16 +326,26 @@ def test_malformed_log_probabilities_are_one_line_naming_the_field(
 def test_a_refusal_of_megabytes_is_stored_as_one_bounded_message(tmp_path: Path) -> None:
     """Re-test 21: a 3 MB ``refusal`` was stored whole in the row's error message."""
     body = json.dumps(
-        {"id": "x", "object": "chat.completion",
-         "choices": [{"index": 0, "finish_reason": "stop",
-                      "message": {"role": "assistant", "content": None,
-                                  "refusal": "I refuse. " + "r" * 3_000_000}}]}  # fmt: skip
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "refusal": "I refuse. " + "r" * 3_000_000,
+                    },
+                }
+            ],
+        }
     ).encode()
     kind, message = _run(tmp_path, _json_answer(body))
     assert kind == "refusal", message
-    assert message.startswith("the API refused: I refuse. rrr") and len(message) < 1_100, (
-        len(message)
-    )
+    assert message.startswith("the API refused: I refuse. rrr"), message[:100]
+    assert len(message) < 1_100, len(message)
     assert "characters cut" in message
 
 

@@ -29,8 +29,13 @@ IDS = [".", "..", "~.", "~~..", "a/..", "~x", "..."]
 def dotted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("dotted") / "d.db"
     samples = [
-        Sample(id=sid, question=f"Q{i} about {sid}", choices=["x", "y"], answer=0,
-               images=[{"data_b64": png_b64()}])  # type: ignore[list-item]  # fmt: skip
+        Sample(
+            id=sid,
+            question=f"Q{i} about {sid}",
+            choices=["x", "y"],
+            answer=0,
+            images=[{"data_b64": png_b64()}],  # type: ignore[list-item]
+        )
         for i, sid in enumerate(IDS)
     ]
     rows = [Row("m", s, f"answer to {s.id}", 0, True) for s in samples]

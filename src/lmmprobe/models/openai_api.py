@@ -1346,9 +1346,7 @@ class OpenAIChatModel:
                 type="refusal",
                 # A refusal's text bounded as a message about bad input is: a server's
                 # megabytes there were stored in every such row's error (re-test 21).
-                message="the API refused: "
-                + (shown_message(refusal) if isinstance(refusal, str) and refusal
-                   else _short(refusal) if refusal else "content filter"),  # fmt: skip
+                message=f"the API refused: {_refusal_text(refusal)}",
                 retryable=False,
             )
             return Response(key=request.key, error=info, latency_s=latency, usage=usage)
@@ -1665,6 +1663,13 @@ def _part_thinking(part: dict[str, Any], kind: str) -> str:
             if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str)
         )
     return ""
+
+
+def _refusal_text(refusal: object) -> str:
+    """A reply's ``refusal`` as its stored error quotes it: bounded (`shown_message`)."""
+    if isinstance(refusal, str) and refusal:
+        return shown_message(refusal)
+    return _short(refusal) if refusal else "content filter"
 
 
 def _kind(value: object) -> str:

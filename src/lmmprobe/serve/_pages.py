@@ -34,8 +34,8 @@ __all__ = [
     "error_title",
     "not_found",
     "quote_segment",
-    "unquote_dot_segments",
     "render",
+    "unquote_dot_segments",
 ]
 
 TEMPLATES = Path(__file__).with_name("templates")

@@ -567,9 +567,7 @@ def _limit(b: Benchmark, opts: dict[str, str], limit: int | None) -> int | None:
     text = opts["limit"]
     number = ascii_integer(text, signed=False)  # "²" passes isdigit(), not int()
     if number is None or number < 1:
-        raise DataError(
-            f"benchmark {b.name}: limit={shown_value(text)} is not a positive integer"
-        )
+        raise DataError(f"benchmark {b.name}: limit={shown_value(text)} is not a positive integer")
     return number if limit is None else min(number, limit)
 
 
