@@ -32,7 +32,7 @@ from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
 from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.results import no_text_to_score, row_counts
-from lmmprobe.report.settings import model_setting, run_notes
+from lmmprobe.report.settings import judged_budget_message, model_setting, run_notes
 from lmmprobe.store import Store
 from lmmprobe.store.reuse import JUDGED_FROM
 
@@ -280,24 +280,6 @@ def failures(store: Store, results: Results) -> dict[str, list[tuple[str, str]]]
                 message = judged_budget_message(message, source)
             out.setdefault(row["model"], []).append((etype, message))
     return out
-
-
-def judged_budget_message(message: str, source: str) -> str:
-    """A budget error of stored run `source` as a run judged from it shows it.
-
-    The stored message is the source run's (``... ($6.0000 spent by this run); re-run to
-    continue``): a run made by ``lmmprobe judge`` holds those rows as recorded, spent nothing
-    on them, and running ``judge`` again answers none of them (re-test 20 #18). The spending
-    is named as `source`'s and the advice is to resume it.
-    """
-    message = message.replace("by this run", f"by run {source}")
-    head, sep, _ = message.rpartition("; re-run")
-    if sep:
-        message = (
-            f"{head}; resume run {source} with the command that started it to answer these, "
-            "then judge its new run"
-        )
-    return message
 
 
 def budget_requests(store: Store, results: Results) -> int:
