@@ -158,6 +158,19 @@ _QUERY_SECRETS = frozenset(
 )  # fmt: skip
 """Query parameters holding a secret whose names no secret word makes one: a signed URL's
 signature (Azure's ``sig`` and ``sas``, S3's and GCS's), an OAuth ``code``, a ``pw``."""
+_QUERY_SECRET_WORDS = frozenset(
+    {
+        "sig", "signature", "sas", "sid", "sessid", "sessionid", "jsessionid", "phpsessid",
+        "ticket", "otp", "csrf", "xsrf", "verifier", "samlresponse", "samlart", "pw",
+    }
+)  # fmt: skip
+"""Words of a query parameter's name that make its value a secret though no secret word is
+among them: a signature (``oauth_signature``, ``X-Amz-Signature``, ``hmac_sig``), a session id
+(``sid``, ``JSESSIONID``, ``PHPSESSID``), a single-sign-on ``ticket`` (CAS) or SAML message, a
+one-time password, a CSRF token, an OAuth ``oauth_verifier`` (re-test 20 #16: ``oauth_signature``,
+``sid`` and ``ticket`` reached results.json). Read for a parameter only (``?NAME=``,
+``/NAME=``), not as a path's word (``/ticket/12`` names a resource); a name ending in an amount
+(``sig_count``) stays one."""
 _PATH_SECRET_WORDS = (SECRET_WORDS | _QUERY_SECRETS) - {"keys", "tokens", "code"}
 """The last word of a path segment whose next segment is a secret: the words that make a query
 parameter one (``/key/X``, ``/api_key/X``, ``/auth/X``, ``/session/X``, ``/sig/X``), but not a
@@ -233,7 +246,15 @@ def _secret_parameter(name: str) -> bool:
     without the ``[]`` of a list (``key[]``).
     """
     name = unquote(name).removesuffix("[]")
-    return name.lower() in _QUERY_SECRETS or _secret_variable(name)
+    if name.lower() in _QUERY_SECRETS:
+        return True
+    # `_secret_variable`'s rule, the name's words read once (a URL holds many parameters).
+    words = _words(name)
+    if not words or words[-1] in _QUANTITY_WORDS:
+        return False
+    return bool(_QUERY_SECRET_WORDS.intersection(words)) or any(
+        _secret_word(words, at) for at in range(len(words))
+    )
 
 
 _QUANTITY_WORDS = frozenset(

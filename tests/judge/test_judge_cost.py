@@ -185,6 +185,16 @@ def test_judging_a_run_its_budget_stopped_leaves_it_stopped_budget(tmp_path: Pat
             "budget ran out: 2 of its requests were never answered"
         ) in out
         assert f"resume run {source['run_id']} with the command that started it" in out
+        # Re-test 20 #18: the budget errors' line read "($6.0000 spent by this run); re-run to
+        # continue", the source run's words: this run spent nothing on them, and judging again
+        # answers none of them.
+        assert (
+            f"budget x2: cost budget of $4 reached ($6.0000 spent by run {source['run_id']}); "
+            f"resume run {source['run_id']} with the command that started it to answer these"
+        ) in out
+        assert "spent by this run); re-run" not in out
+        shown = " ".join(lmmprobe_with_key("show", "latest", "--db", db).stdout.split())
+        assert f"($6.0000 spent by run {source['run_id']}); resume run" in shown
         # Doing so: the run resumed asks only what its budget left, and judged then, complete.
         server.reset_stats()
         rest = lmmprobe_with_key(*run, "100", "--out", tmp_path / "b")

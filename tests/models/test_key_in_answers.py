@@ -155,3 +155,23 @@ def test_which_text_each_key_length_is_scrubbed_from():
     words = "the bearer bonds, sk-abcdefghijkl"
     assert scrub_answer(words) == words
     assert scrub_secrets(words) != words
+
+
+def test_a_key_or_megabytes_in_the_finish_reason_are_not_stored(tmp_path):
+    # Re-test 21: a server writing the request's key into ``finish_reason`` had it stored,
+    # exported (csv, jsonl) and shown on the sample page: the field was read as it came, past
+    # the scrubbing of answers and errors; and 5 MB there were stored whole.
+    secret = "FinishReasonSecret-7c2d9e41b0"
+    replies = [{"content": "A", "finish_reason": f"stop {secret}"},
+               {"content": "yes", "finish_reason": "x" * 5_000_000}] * (N // 2)  # fmt: skip
+    with FakeOpenAIServer(replies=replies) as server:
+        run = _run(tmp_path, server, secret)
+    assert run.returncode == 0, run.stderr
+    db = tmp_path / "store.db"
+    csv = _lmmprobe("export", "latest", "--db", db, "--format", "csv", key="")
+    assert csv.returncode == 0, csv.stderr
+    _assert_nowhere(secret, tmp_path, run.stdout, run.stderr, csv.stdout)
+    with sqlite3.connect(db) as c:
+        finishes = [f for (f,) in c.execute("SELECT finish_reason FROM responses")]
+    assert f"stop {REDACTED}" in finishes
+    assert max(len(f) for f in finishes) < 100 and "(5,000,000 characters)" in str(finishes)

@@ -283,6 +283,72 @@ def test_a_log_probability_above_zero_or_nan_is_a_malformed_reply(
     assert "which no probability has" in message
 
 
+_MALFORMED_LOGPROBS = {
+    "content not a list": ('{"content": "A"}', "logprobs.content is text, not a list"),
+    "entry not an object": ('{"content": ["A"]}', "logprobs.content[0] is text, not an object"),
+    "no token": ('{"content": [{"logprob": -1}]}', "logprobs.content[0].token is null, not text"),
+    "token a number": ('{"content": [{"token": 7}]}', "logprobs.content[0].token is a number"),
+    "top not a list": (
+        '{"content": [{"token": "A", "logprob": -1, "top_logprobs": {"B": -2}}]}',
+        "logprobs.content[0].top_logprobs is an object, not a list",
+    ),
+    "top entry text": (
+        '{"content": [{"token": "A", "logprob": -1, "top_logprobs": ["B"]}]}',
+        "logprobs.content[0].top_logprobs[0] is text, not an object",
+    ),
+    "logprob text": (
+        '{"content": [{"token": "A", "logprob": "-0.5"}]}',
+        "logprobs.content[0].logprob is text, not a number",
+    ),
+    "logprob past a float": (
+        '{"content": [{"token": "A", "logprob": -1' + "0" * 400 + "}]}",
+        "logprobs.content[0].logprob is a number past a float's range",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_MALFORMED_LOGPROBS))
+def test_malformed_log_probabilities_are_one_line_naming_the_field(
+    tmp_path: Path, case: str
+) -> None:
+    """Re-test 20 #17: Python's wording ("KeyError: 'token'", "string indices must be
+    integers"), and a logprob past a float's range an internal error (OverflowError)."""
+    lp, said = _MALFORMED_LOGPROBS[case]
+    body = _reply("A").replace(b'"finish_reason"', f'"logprobs": {lp}, "finish_reason"'.encode())
+    kind, message = _run(tmp_path, _json_answer(body), "", "--method", "mark_logprob")
+    assert kind == "transient", message
+    assert message.startswith("malformed response: ValueError: the reply's "), message
+    assert said in message and "\n" not in message, message
+    for python in ("KeyError", "TypeError", "AttributeError", "indices", "OverflowError"):
+        assert python not in message, message
+
+
+def test_a_refusal_of_megabytes_is_stored_as_one_bounded_message(tmp_path: Path) -> None:
+    """Re-test 21: a 3 MB ``refusal`` was stored whole in the row's error message."""
+    body = json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "refusal": "I refuse. " + "r" * 3_000_000,
+                    },
+                }
+            ],
+        }
+    ).encode()
+    kind, message = _run(tmp_path, _json_answer(body))
+    assert kind == "refusal", message
+    assert message.startswith("the API refused: I refuse. rrr"), message[:100]
+    assert len(message) < 1_100, len(message)
+    assert "characters cut" in message
+
+
 # ------------------------------------------------------------------ re-test 17: no HTTP at all
 
 

@@ -295,3 +295,58 @@ def test_the_judged_headline_line_shows_a_judges_spec_redacted(tmp_path: Path) -
         assert f"openai:judge@{url.replace(PASSWORD, REDACTED)} read them" in proc.stdout
         assert PASSWORD not in proc.stdout + proc.stderr, proc.args
     _nothing_recorded(tmp_path)
+
+
+SIGNED_QUERIES = ("?oauth_signature={}&oauth_nonce=n1", "?sid={}", "?ticket={}", "?JSESSIONID={}",
+                  "?X-Amz-Signature={}", "?oauth_verifier={}&page=2", "?_csrf={}")  # fmt: skip
+
+
+def test_a_signature_session_or_ticket_in_a_url_query_is_never_recorded_or_shown(
+    tmp_path: Path,
+) -> None:
+    # Re-test 20 #16: ``oauth_signature``, ``sid`` and ``ticket`` named no secret word, and
+    # their values reached results.json, the store and the terminal.
+    db = tmp_path / "db"
+    with FakeOpenAIServer() as server:
+        models = [f"openai:fake-vlm@{server.base_url}{q.format(PASSWORD)}" for q in SIGNED_QUERIES]
+        args = [a for m in models for a in ("-m", m)]
+        ran = lmmprobe("run", *args, "--limit", "1", "-q", "--db", db, "--out", tmp_path / "o")
+        # The server's 404s quote the URL (a query before /chat/completions): hidden there too.
+        assert "Traceback" not in ran.stderr, ran.stderr
+        shown = lmmprobe("show", "latest", "--db", db)
+    _nothing_recorded(tmp_path)
+    for proc in (ran, shown):
+        assert PASSWORD not in proc.stdout + proc.stderr, proc.args
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert f"?sid={REDACTED}" in results["spec"]["models"][1]
+    assert results["spec"]["models"][0].endswith(f"?oauth_signature={REDACTED}&oauth_nonce=n1")
+
+
+def test_query_parameters_that_only_resemble_these_are_kept() -> None:
+    for text in ("openai:m@http://h/v1?sig_count=3&page=2", "http://h/tickets/12?sort=id",
+                 "http://h/v1/ticket/12"):  # fmt: skip
+        assert redact_spec(text) == text
+
+
+def test_a_url_password_sent_as_basic_authentication_and_echoed_is_never_recorded(
+    tmp_path: Path,
+) -> None:
+    # Re-test 21: httpx sends a URL's user:password as "Authorization: Basic <base64>"; a
+    # server echoing its request headers into the answers (and errors) had that base64 stored
+    # and exported, the password one decoding away.
+    import base64
+
+    encoded = base64.b64encode(f"user:{PASSWORD}".encode()).decode()
+    with FakeOpenAIServer(echo_key_in_answers=True, echo_key=True) as server:
+        url = server.base_url.replace("://", f"://user:{PASSWORD}@", 1)
+        ran = lmmprobe("run", "-m", f"openai:fake-vlm@{url}", "--limit", "2", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+        assert any(encoded in seen for seen in server.seen_authorization)  # sent, and echoed
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    csv = lmmprobe("export", "latest", "--db", tmp_path / "db", "--format", "csv")
+    for proc in (ran, csv):
+        assert encoded not in proc.stdout + proc.stderr, proc.args
+    assert f"Basic {REDACTED}" in csv.stdout
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert encoded.encode() not in path.read_bytes(), path
+    _nothing_recorded(tmp_path)

@@ -32,8 +32,9 @@ from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
 from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.results import no_text_to_score, row_counts
-from lmmprobe.report.settings import model_setting, run_notes
+from lmmprobe.report.settings import judged_budget_message, model_setting, run_notes
 from lmmprobe.store import Store
+from lmmprobe.store.reuse import JUDGED_FROM
 
 LABEL_MAX = 20
 """Model specs longer than this get a short label in tables (the legend gives the spec)."""
@@ -271,11 +272,13 @@ def failures(store: Store, results: Results) -> dict[str, list[tuple[str, str]]]
     out: dict[str, list[tuple[str, str]]] = {}
     if not failing:
         return out
+    source = (results.manifest.model_extra or {}).get(JUDGED_FROM)
     for row in store.iter_score_rows(results.run_id):
         if row["model"] in failing and row["error_type"] is not None:
-            out.setdefault(row["model"], []).append(
-                (str(row["error_type"]), str(row["error_message"] or ""))
-            )
+            etype, message = str(row["error_type"]), str(row["error_message"] or "")
+            if etype == "budget" and isinstance(source, str):
+                message = judged_budget_message(message, source)
+            out.setdefault(row["model"], []).append((etype, message))
     return out
 
 

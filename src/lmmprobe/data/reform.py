@@ -38,6 +38,7 @@ from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.hf_dataset import image_from_base64
 from lmmprobe.data.rows import RowError, check_image, require_object, stream_rows, to_sample
 from lmmprobe.schema import ImageRef, Sample, Turn
+from lmmprobe.schema.text import ascii_integer
 
 FORMULATIONS = ("single_choice", "open_ended")
 OPTIONS = frozenset({"image_dir", "formulation"})
@@ -118,8 +119,10 @@ def _choice_index(value: Any, options: list[str]) -> int:
     if isinstance(value, str):
         text = value.strip()
         # A digit string is an index: ReForm writes str(index), even for numeric options.
-        if text.isdigit():
-            return int(text)
+        # ASCII digits only: "²" passes isdigit() and int() refuses it; "٣" is no index.
+        index = ascii_integer(text, signed=False)
+        if index is not None:
+            return index
         if text in options:
             return options.index(text)
     raise RowError("answer", f"expected an option index or one of answer_options, got {value!r}")
@@ -141,7 +144,7 @@ def _references(entry: dict[str, Any]) -> list[str]:
     answer = entry["answer"]
     options = entry.get("answer_options")
     is_index = (isinstance(answer, int) and not isinstance(answer, bool)) or (
-        isinstance(answer, str) and answer.strip().isdigit()
+        isinstance(answer, str) and ascii_integer(answer.strip(), signed=False) is not None
     )
     if isinstance(options, list) and is_index:
         # A single-choice entry asked open-ended: its gold option text is the reference.

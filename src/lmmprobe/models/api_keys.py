@@ -23,6 +23,7 @@ guesses find it); `resolve_api_key` warns when it hands one out.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
@@ -32,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from lmmprobe._secrets import (
     KEY_SHAPE,
@@ -57,6 +59,7 @@ __all__ = [
     "NO_KEY",
     "REDACTED",
     "SECRET_WORDS",
+    "basic_credentials",
     "continues_a_secret",
     "key_env_name",
     "keys_not_needed",
@@ -219,8 +222,9 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
             (never a key). Or `key_env` is not set and its name is not plain.
 
     """
-    for value in url_secret_values(base_url or ""):
-        # A server may quote its route in an error (a 404), where no scheme marks it a URL.
+    for value in [*url_secret_values(base_url or ""), *basic_credentials(base_url or "")]:
+        # A server may quote its route in an error (a 404), where no scheme marks it a URL,
+        # or echo the Authorization header a URL's password was sent in (re-test 21).
         # Only long values: a short one would be taken out of answers as an ordinary word.
         if len(value) >= MIN_SECRET_LENGTH:
             remember_secret(value)
@@ -256,6 +260,25 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
         f"no API key{whose}: set the environment variable {key_env} "
         "(or name another with key_env=VAR)"
     )
+
+
+def basic_credentials(url: str) -> list[str]:
+    """The ``Authorization: Basic`` value a client sends for `url`'s user and password.
+
+    httpx sends a URL's ``user:password`` (percent-decoded) as basic authentication, base64
+    encoded, in place of the API key's Bearer header: a server echoing its request headers
+    into an answer, a finish reason or an error quoted that value, which no redaction of the
+    password itself finds, and base64 is no secret (re-test 21). Empty when `url` has no user.
+    """
+    try:
+        parts = urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:  # an unclosed "[" in the host, a port that is no number
+        return []
+    if user is None:
+        return []
+    pair = f"{unquote(user)}:{unquote(password or '')}".encode()
+    return [base64.b64encode(pair).decode("ascii")]
 
 
 def _unsendable(key: str) -> str | None:

@@ -153,7 +153,7 @@ from lmmprobe.schema import (
     Usage,
     token_count,
 )
-from lmmprobe.schema.text import ascii_integer, shown_value
+from lmmprobe.schema.text import ascii_integer, shown_message, shown_value
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -178,6 +178,9 @@ MAX_ERROR_BYTES: Final = 64 << 10
 reads it whole to quote the server's message, which is a line, and only 300 characters of it
 are kept (`_status_text`)."""
 
+MAX_FINISH_REASON_CHARS: Final = 64
+"""How much of a reply's ``finish_reason`` is kept: it is a word (``stop``, ``length``); a
+longer one is cut, ending ``... (N characters)``."""
 MAX_REPLY_BYTES: Final = 16 << 20
 """The most bytes of a reply's body read: room for an answer and its thinking of
 `MAX_REPLY_CHARS` characters each written as JSON escapes (6 bytes a character), with the rest
@@ -1323,8 +1326,15 @@ class OpenAIChatModel:
             raise MalformedReplyError("malformed response: the reply's choice has no message")
         message = choice["message"]
         content, refusal = message.get("content"), message.get("refusal")
-        finish = choice.get("finish_reason")
-        finish_reason = finish if isinstance(finish, str) else None
+        sent_finish = choice.get("finish_reason")
+        # A word (stop, length, tool_calls...): a server's megabytes there were stored whole.
+        finish_reason = (
+            shown_value(sent_finish, MAX_FINISH_REASON_CHARS)
+            if isinstance(sent_finish, str)
+            else None
+        )
+        # As a message quotes it (`_empty`): any other JSON value, cut and scrubbed.
+        finish = finish_reason if finish_reason is not None else _short(sent_finish)
         reasoning = _reasoning(message)
         if isinstance(content, list):
             # Content parts (Mistral's reasoning models): text parts are the answer, thinking
@@ -1334,7 +1344,9 @@ class OpenAIChatModel:
         if finish_reason == "content_filter" or (content is None and refusal):
             info = ErrorInfo(
                 type="refusal",
-                message=f"the API refused: {refusal or 'content filter'}",
+                # A refusal's text bounded as a message about bad input is: a server's
+                # megabytes there were stored in every such row's error (re-test 21).
+                message=f"the API refused: {_refusal_text(refusal)}",
                 retryable=False,
             )
             return Response(key=request.key, error=info, latency_s=latency, usage=usage)
@@ -1653,6 +1665,13 @@ def _part_thinking(part: dict[str, Any], kind: str) -> str:
     return ""
 
 
+def _refusal_text(refusal: object) -> str:
+    """A reply's ``refusal`` as its stored error quotes it: bounded (`shown_message`)."""
+    if isinstance(refusal, str) and refusal:
+        return shown_message(refusal)
+    return _short(refusal) if refusal else "content filter"
+
+
 def _kind(value: object) -> str:
     """What a JSON value is, for a message (never the value: it may be megabytes)."""
     names = {dict: "an object", list: "a list", str: "text", bool: "a boolean", type(None): "null"}
@@ -1707,20 +1726,32 @@ def mark_scores(logprobs: dict[str, Any] | None, marks: Sequence[str]) -> list[f
     so ``(B)`` and ``B`` are read the same way. Letter marks compare case-insensitively.
 
     Raises:
-        ValueError: A mark's log-probability is above 0 or NaN (no log-probability: the
-            server's reply is malformed); -inf is a probability of 0, read as absent.
+        ValueError: The log-probabilities are not in the API's shape (``content`` a list of
+            objects, each a ``token`` text and a ``logprob`` number, ``top_logprobs`` a list
+            of such), or a mark's log-probability is above 0 or NaN (no log-probability: the
+            server's reply is malformed); -inf is a probability of 0, read as absent. Its
+            message is one line naming the field, never Python's own wording.
 
     """
+    if not isinstance(logprobs, dict | None):
+        raise ValueError(f"the reply's logprobs is {_kind(logprobs)}, not an object")
     content = (logprobs or {}).get("content") or []
+    if not isinstance(content, list):
+        raise ValueError(f"the reply's logprobs.content is {_kind(content)}, not a list")
     wanted = {m.lower(): i for i, m in enumerate(marks)}
     scores = [-math.inf] * len(marks)
-    for entry in content:
-        if not _norm_token(entry["token"]):
+    for at, entry in enumerate(content):
+        where = f"logprobs.content[{at}]"
+        if not _norm_token(_logprob_token(entry, where)):
             continue  # "(" or " " before the mark
-        for cand in [entry, *(entry.get("top_logprobs") or [])]:
-            i = wanted.get(_norm_token(cand["token"]).lower())
+        top = entry.get("top_logprobs") or []
+        if not isinstance(top, list):
+            raise ValueError(f"the reply's {where}.top_logprobs is {_kind(top)}, not a list")
+        for n, cand in enumerate([entry, *top]):
+            here = where if n == 0 else f"{where}.top_logprobs[{n - 1}]"
+            i = wanted.get(_norm_token(_logprob_token(cand, here)).lower())
             if i is not None:
-                value = float(cand["logprob"])
+                value = _logprob_value(cand, here)
                 if not value <= 0.0:  # positive, +inf or NaN: it would be scored as sent
                     raise ValueError(
                         f"the log-probability of {_norm_token(cand['token'])[:40]!r} is "
@@ -1729,6 +1760,31 @@ def mark_scores(logprobs: dict[str, Any] | None, marks: Sequence[str]) -> list[f
                 scores[i] = max(scores[i], value)
         break
     return scores
+
+
+def _logprob_token(entry: object, where: str) -> str:
+    """The ``token`` of a log-probability entry at `where` (ValueError naming it if none)."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"the reply's {where} is {_kind(entry)}, not an object")
+    token = entry.get("token")
+    if not isinstance(token, str):
+        raise ValueError(f"the reply's {where}.token is {_kind(token)}, not text")
+    return token
+
+
+def _logprob_value(entry: dict[str, Any], where: str) -> float:
+    """The ``logprob`` of an entry at `where` as a float (ValueError naming it if no number).
+
+    A JSON integer too large for a float (``-1`` and 400 zeros) raised OverflowError, which
+    no reader caught: an internal error, with its traceback.
+    """
+    value = entry.get("logprob")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"the reply's {where}.logprob is {_kind(value)}, not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"the reply's {where}.logprob is a number past a float's range") from None
 
 
 def load(target: str | None, options: dict[str, str]) -> OpenAIChatModel:

@@ -26,6 +26,7 @@ from lmmprobe.schema import FormulateConfig, GenerationParams, RunSpec
 from lmmprobe.spec import SpecError, parse_spec
 
 __all__ = [
+    "judged_budget_message",
     "model_setting",
     "origin_setting",
     "run_notes",
@@ -265,3 +266,21 @@ def sides_apart(
     words_a += [w for w in run_a if w not in run_b]
     words_b += [w for w in run_b if w not in run_a]
     return words_a, words_b
+
+
+def judged_budget_message(message: str, source: str) -> str:
+    """A budget error of stored run `source` as a run judged from it shows it.
+
+    The stored message is the source run's (``... ($6.0000 spent by this run); re-run to
+    continue``): a run made by ``lmmprobe judge`` holds those rows as recorded, spent nothing
+    on them, and running ``judge`` again answers none of them (re-test 20 #18). The spending
+    is named as `source`'s and the advice is to resume it.
+    """
+    message = message.replace("by this run", f"by run {source}")
+    head, sep, _ = message.rpartition("; re-run")
+    if sep:
+        message = (
+            f"{head}; resume run {source} with the command that started it to answer these, "
+            "then judge its new run"
+        )
+    return message

@@ -226,9 +226,9 @@ def _scrubbed(responses: Sequence[Response]) -> list[Response]:
 
     The one place every backend's output passes before it is stored, logged or shown, so a key
     a server, a model or a plugin quotes never reaches the store, an export or a report. Error
-    messages lose every key-like word (`scrub_secrets`); answers and their separate thinking only
-    the configured keys (`scrub_answer`), and a response that lost one says so
-    (`Response.redacted`).
+    messages and the finish reason lose every key-like word (`scrub_secrets`); answers and their
+    separate thinking only the configured keys (`scrub_answer`), and a response that lost one
+    says so (`Response.redacted`).
     """
     out: list[Response] = []
     for resp in responses:
@@ -245,6 +245,12 @@ def _scrubbed(responses: Sequence[Response]) -> list[Response]:
             reasoning = scrub_answer(resp.reasoning)
             if reasoning != resp.reasoning:
                 update.update(reasoning=reasoning, redacted=True)
+        if resp.finish_reason is not None:
+            # The server's word, no answer: scrubbed as an error message is (re-test 21: a
+            # server writing "stop Bearer KEY" there had the key stored, exported and shown).
+            finish = scrub_secrets(resp.finish_reason)
+            if finish != resp.finish_reason:
+                update.update(finish_reason=finish, redacted=True)
         out.append(resp.model_copy(update=update) if update else resp)
     return out
 

@@ -194,16 +194,20 @@ def shown_value(text: str, limit: int = SHOWN_CHARS) -> str:
 
 
 _ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
+_ASCII_DIGITS = re.compile(r"[0-9]{1,4000}")
 
 
-def ascii_integer(text: str) -> int | None:
+def ascii_integer(text: str, *, signed: bool = True) -> int | None:
     """`text` as a whole number written in ASCII digits (a sign allowed, at most 4,000 digits).
 
     None for anything else. `int` alone also reads other scripts' digits (``"٣"`` is 3),
     underscores and surrounding spaces, and raises past 4,300 digits with advice to change an
-    interpreter limit: an option a user typed is read as it looks.
+    interpreter limit: an option a user typed is read as it looks. `signed` False: digits
+    alone, where ``str.isdigit`` was the test (an index, a count), which ``"²"`` passes and
+    `int` then refuses.
     """
-    return int(text) if _ASCII_INTEGER.fullmatch(text) else None
+    pattern = _ASCII_INTEGER if signed else _ASCII_DIGITS
+    return int(text) if pattern.fullmatch(text) else None
 
 
 MESSAGE_CHARS: Final = 1_000

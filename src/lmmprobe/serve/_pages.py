@@ -8,6 +8,7 @@ into the page as text. The app keeps its read connections in ``app.state.readers
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
@@ -34,6 +35,7 @@ __all__ = [
     "not_found",
     "quote_segment",
     "render",
+    "unquote_dot_segments",
 ]
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -83,9 +85,37 @@ def _duration(seconds: Any) -> str:
     return f"{s // 3600} h {s % 3600 // 60} min"
 
 
+_DOT_SEGMENT = re.compile(r"~*\.{1,2}")
+"""A segment a browser drops or climbs (``.``, ``..``), with the ``~`` marks `quote_segment`
+adds before one (``~.``, ``~~..``)."""
+
+
 def quote_segment(text: Any) -> str:
-    """One URL path segment: every character that is not plainly safe percent-encoded."""
-    return quote(str(text), safe="")
+    """One URL path segment: every character that is not plainly safe percent-encoded.
+
+    A segment of ``.`` or ``..`` is one a browser (and any URL library following the URL
+    standard) normalises away before sending, percent-encoded (``%2E``) or not: a sample named
+    ``..`` linked as ``/runs/R/samples/..`` opened the run's page. Such a segment is written
+    with a ``~`` before it (``~..``), and one already made of ``~`` marks and one or two dots
+    gets one more, so every name reads back as it was (`unquote_dot_segments`).
+    """
+    segment = quote(str(text), safe="")
+    return "~" + segment if _DOT_SEGMENT.fullmatch(segment) else segment
+
+
+def unquote_dot_segments(raw_path: bytes) -> bytes | None:
+    """A request's raw path with `quote_segment`'s ``~`` mark dropped from each marked segment.
+
+    None when no segment is marked (the path is left as it came). Read on the raw path, whose
+    ``%2F`` still separates nothing, so a name holding "/" keeps its segments whole.
+    """
+    segments = raw_path.split(b"/")
+    marked = False
+    for i, segment in enumerate(segments):
+        if segment.startswith(b"~") and _DOT_SEGMENT.fullmatch(segment.decode("latin-1")):
+            segments[i] = segment[1:]
+            marked = True
+    return b"/".join(segments) if marked else None
 
 
 def _query(params: Mapping[str, Any]) -> str:

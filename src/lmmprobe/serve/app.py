@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,6 +29,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lmmprobe.serve import _pages, arena, compare, frames, images, runs, samples, security
+from lmmprobe.serve.security import ASGIApp, Message, Receive, Scope, Send
 from lmmprobe.store import Store, StoreAccessError, StoreError, as_store_error
 from lmmprobe.store.queries import Readers, is_time_limit
 from lmmprobe.store.search import SearchIndexer
@@ -77,6 +79,40 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.search_indexer.stop()
         arena.stop(app)
         app.state.readers.close()
+
+
+class _Requests:
+    """What the app reads of a request, made plain before its routes see it (an ASGI wrapper).
+
+    - **HEAD is GET without a body.** FastAPI's routes answer GET only, so a HEAD (a link
+      checker's, ``curl -I``) got 405: it is passed on as GET, and the body dropped on the way
+      back (the headers, ``Content-Length`` included, are GET's), as HTTP says.
+    - **Dot segments.** A sample or run named ``.`` or ``..`` is linked with a ``~`` before it
+      (`_pages.quote_segment`), since a browser drops or climbs such a segment before
+      sending; the mark is taken off here, so routes read the name as it is.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw = scope.get("raw_path")
+        plain = _pages.unquote_dot_segments(raw) if isinstance(raw, bytes) else None
+        if plain is not None:
+            scope = {**scope, "raw_path": plain, "path": unquote(plain.decode("latin-1"))}
+        if scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, send_headers_only)
 
 
 def _wants_json(request: Request) -> bool:
@@ -194,5 +230,6 @@ def create_app(db: str | Path, *, token: str | None = None, public: bool = False
         )
         return _error(request, 422, problems)
 
+    app.add_middleware(_Requests)  # inside the security middleware, which sees HEAD as sent
     security.install(app, token=token, public=public)
     return app

@@ -25,7 +25,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -33,11 +33,13 @@ from fastapi.responses import HTMLResponse
 
 from lmmprobe.metrics.judged import judge_values, judged_value
 from lmmprobe.parse.thinking import Thought, split_answer, tags_for_model
+from lmmprobe.report.settings import judged_budget_message
 from lmmprobe.schema import Judgement
 from lmmprobe.schema.video import policy_text, time_text
 from lmmprobe.serve import _pages, frames
 from lmmprobe.store import judged, queries, search
 from lmmprobe.store.queries import Cursor, RowFilter
+from lmmprobe.store.reuse import JUDGED_FROM
 
 __all__ = ["PAGE_SIZES", "router"]
 
@@ -455,6 +457,24 @@ def _thought(answer: queries.Answer) -> Thought | None:
     return thought if thought.reasoning is not None or thought.truncated else None
 
 
+def _judged_budget(answers: list[queries.Answer], docs: dict[str, Any]) -> list[queries.Answer]:
+    """`answers` with a judged run's budget errors told as its source run's (re-test 20 #18).
+
+    A run made by ``lmmprobe judge`` holds its source's stored rows: their budget errors say
+    ``spent by this run; re-run to continue``, words of the run that spent the money.
+    """
+    manifest = docs.get("manifest")
+    source = manifest.get(JUDGED_FROM) if isinstance(manifest, dict) else None
+    if not isinstance(source, str):
+        return answers
+    return [
+        replace(a, error_message=judged_budget_message(a.error_message, source))
+        if a.error_type == "budget" and a.error_message
+        else a
+        for a in answers
+    ]
+
+
 def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
     with _pages.connection(request) as conn:
         found = queries.get_run(conn, run_id)
@@ -462,7 +482,7 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
             raise _pages.not_found(f"no run {run_id!r} in this store")
         run, docs = found
         sample = queries.get_sample(conn, run_id, sample_id)
-        answers = queries.sample_answers(conn, run_id, sample_id)
+        answers = _judged_budget(queries.sample_answers(conn, run_id, sample_id), docs)
         verdicts = judged.sample_verdicts(conn, run_id, sample_id)
         if sample is None and not answers:
             raise _pages.not_found(f"no sample {sample_id!r} in run {run_id}")

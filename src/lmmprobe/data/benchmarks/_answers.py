@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lmmprobe.data.rows import RowError
+from lmmprobe.schema.text import ascii_integer
 
 
 def as_index(answer: Any, choices: Sequence[str], field: str = "answer") -> int:
@@ -32,8 +33,9 @@ def as_index(answer: Any, choices: Sequence[str], field: str = "answer") -> int:
     elif isinstance(answer, str):
         text = answer.strip()
         letter = text.strip("().").strip()
-        if text.isdigit():
-            index = int(text)
+        number = ascii_integer(text, signed=False)  # "²" passes isdigit(), not int()
+        if number is not None:
+            index = number
         elif len(letter) == 1 and letter in string.ascii_uppercase:
             index = string.ascii_uppercase.index(letter)
         elif answer in choices:

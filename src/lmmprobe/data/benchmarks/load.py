@@ -68,6 +68,7 @@ from lmmprobe.data.hf_dataset import (
 from lmmprobe.data.rows import FirstSeen, RowError, release_rows
 from lmmprobe.schema import Sample
 from lmmprobe.schema.benchmark import BenchmarkTag
+from lmmprobe.schema.text import ascii_integer, shown_value
 
 OPTIONS = frozenset({"split", "path", "limit", "config"})
 _BATCH = 256
@@ -434,8 +435,9 @@ def finish_sample(b: Benchmark, sample: Sample, split: str) -> Sample:
 
 def _split_where(where: str) -> tuple[str, int | None]:
     head, sep, tail = where.rpartition(":")
-    if sep and tail.isdigit():
-        return head, int(tail)
+    line = ascii_integer(tail, signed=False) if sep else None  # "²" passes isdigit(), not int()
+    if line is not None:
+        return head, line
     return where, None
 
 
@@ -563,9 +565,10 @@ def _limit(b: Benchmark, opts: dict[str, str], limit: int | None) -> int | None:
     if "limit" not in opts:
         return limit
     text = opts["limit"]
-    if not text.isdigit() or int(text) < 1:
-        raise DataError(f"benchmark {b.name}: limit={text} is not a positive integer")
-    return int(text) if limit is None else min(int(text), limit)
+    number = ascii_integer(text, signed=False)  # "²" passes isdigit(), not int()
+    if number is None or number < 1:
+        raise DataError(f"benchmark {b.name}: limit={shown_value(text)} is not a positive integer")
+    return number if limit is None else min(number, limit)
 
 
 def _split(b: Benchmark, opts: dict[str, str]) -> str:

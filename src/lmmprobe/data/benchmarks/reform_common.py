@@ -39,6 +39,7 @@ from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext,
 from lmmprobe.data.benchmarks.register import benchmark
 from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.schema.text import ascii_integer
 
 __all__ = [
     "CITATION",
@@ -278,10 +279,12 @@ def _index(value: Any, options: Sequence[str], field: str = "answer") -> int:
     # the option text itself.
     if isinstance(value, bool):
         raise RowError(field, f"expected an option index, got {value!r}")
+    # ASCII digits only: "²" passes isdigit() and int() refuses it; "٣" is no index.
+    number = ascii_integer(value.strip(), signed=False) if isinstance(value, str) else None
     if isinstance(value, int):
         index = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        index = int(value.strip())
+    elif number is not None:
+        index = number
     elif isinstance(value, str) and value in options:
         index = list(options).index(value)
     else:

@@ -32,6 +32,7 @@ from lmmprobe.data.benchmarks import (
 from lmmprobe.data.benchmarks._lmms import required_text
 from lmmprobe.data.benchmarks.standard._choice import escape_braces, plain
 from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.schema.text import ascii_integer
 
 __all__ = [
     "MMMU_PRO_COMMIT",
@@ -87,7 +88,8 @@ _INSTRUCTIONS = {
 # images in the order the tokens appear (a token named twice sends its image twice) and writes
 # each token as "[image]" (infer_transformers.py; the API scripts write "<image>", which an
 # open model's processor would take for its own image token).
-_IMAGE_TOKEN = re.compile(r"<image\s+(\d+)>")
+# ASCII digits, few: "\d" also matches "٣" (read as 3 by int()) and 5,000 digits make int() raise.
+_IMAGE_TOKEN = re.compile(r"<image\s+([0-9]{1,6})>")
 _SHOWN_TOKEN = "[image]"
 
 HUB_ID = "MMMU/MMMU_Pro"
@@ -144,7 +146,7 @@ def _standard(row: Mapping[str, Any], ctx: RowContext, instruction: str) -> Samp
     order = _IMAGE_TOKEN.findall(text)
     images: list[ImageRef] = []
     for number in order:
-        field = f"image_{int(number)}"
+        field = f"image_{ascii_integer(number, signed=False)}"
         if row.get(field) is None:
             raise RowError(field, "the question names this image but the row has none")
         images.append(image_ref(row[field], ctx, field))

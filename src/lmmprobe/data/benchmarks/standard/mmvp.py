@@ -25,6 +25,7 @@ from lmmprobe.data.benchmarks.standard._vlmevalkit import (
     tsv_file,
 )
 from lmmprobe.schema import Sample
+from lmmprobe.schema.text import ascii_integer
 
 __all__ = ["MMVP"]
 
@@ -35,8 +36,8 @@ _MAX_ROWS = 100_000  # MMVP has 300 questions: the rows are held to be put in in
 
 
 def _index(row: Mapping[str, Any]) -> int | None:
-    text = str(row.get("index", "")).strip()
-    return int(text) if text.lstrip("-").isdigit() else None
+    # ASCII digits only: "²" passes isdigit() and int() refuses it, "٣" is no index.
+    return ascii_integer(str(row.get("index", "")).strip())
 
 
 def _pairs(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:

@@ -31,6 +31,7 @@ from lmmprobe.data.benchmarks.standard._vlmevalkit import (
     tsv_file,
 )
 from lmmprobe.schema import Sample
+from lmmprobe.schema.text import ascii_integer
 
 __all__ = ["TABLE", "TABLE_DEFINITIONS", "TsvChoice"]
 
@@ -234,11 +235,12 @@ def _reader(entry: TsvChoice) -> Any:
         if entry.image_tags and isinstance(row.get("question"), str):
             # split_MUIR drops the tags; the text between them reaches the model unchanged.
             row = {**row, "question": "".join(row["question"].split("<image>"))}
-        index = str(row.get("index", "")).strip()
-        # CircularEval groups the copies of question i by index % 1e6 (g_index).
+        # CircularEval groups the copies of question i by index % 1e6 (g_index). An index in
+        # ASCII digits only: "²" passes isdigit() and int() refuses it, "٣" is no index.
+        index = ascii_integer(str(row.get("index", "")).strip())
         extra = (
-            {"circular_index": int(index) % CIRCULAR_BASE}
-            if entry.circular and index.lstrip("-").isdigit()
+            {"circular_index": index % CIRCULAR_BASE}
+            if entry.circular and index is not None
             else {}
         )
         return choice_sample(row, ctx, entry.breakdown, extra)
