@@ -407,3 +407,16 @@ def test_a_misspelt_field_of_a_data_row_is_named_before_the_field_it_misses(
     shown = lmmprobe("run", "--data", data, "--dry-run", "--db", tmp_path / "s.db")
     assert shown.returncode == 2
     assert "my.jsonl:1: image: unknown field (did you mean 'images'? known:" in shown.stderr
+
+
+def test_a_run_stopped_by_an_unreachable_server_says_how_to_resume_once(tmp_path: Path) -> None:
+    # A dead port: "... then re-run to resume (run X, status stopped_unreachable); the same
+    # command resumes it": the advice twice in one line (re-test 20b #4).
+    shown = lmmprobe_with_key(
+        "run", "-m", "openai:m@http://127.0.0.1:9/v1", "--data", "demo,n=4", "-q",
+        "--db", tmp_path / "s.db", timeout=240,
+    )  # fmt: skip
+    assert shown.returncode == 1, shown.stderr
+    line = next(x for x in shown.stderr.splitlines() if x.startswith("error:"))
+    assert "status stopped_unreachable); the same command resumes it" in line, line
+    assert line.count("resume") == 1, line

@@ -610,6 +610,20 @@ def fail(message: str | BaseException, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+RESUME_ADVICE = ", then re-run to resume"
+"""How a stopped run's own message (`lmmprobe.run.RunAborted`) ends where it says how to go on."""
+
+
+def stopped_text(exc: BaseException) -> str:
+    """`exc`'s message without its closing resume advice, for a line that gives its own.
+
+    A run stopped by an unreachable or unhealthy server says "..., then re-run to resume" (a
+    Python caller reads only that); the command's line adds the run, its status and how the
+    same command resumes it, so the advice was said twice in one message (re-test 20b #4).
+    """
+    return str(exc).removesuffix(RESUME_ADVICE)
+
+
 def fail_each(problems: Iterable[BaseException], code: int = 2) -> NoReturn:
     """Print an ``error:`` line per problem, each as `fail` shows it, and exit with `code`.
 

@@ -31,6 +31,7 @@ from lmmprobe.cli._common import (
     open_store,
     parse_max_cost,
     price_table,
+    stopped_text,
     store_faults_exit,
     write_out_file,
 )
@@ -480,7 +481,7 @@ def _evaluate_and_show(
         # Not bad input: the run stopped on the way (a dead server, a refused key, a backend
         # failing again and again). Everything answered is stored; say how to go on.
         where = f" (run {exc.run_id}, status {exc.status})" if exc.run_id else ""
-        _fail(f"{exc}{where}; the same command resumes it", code=1)
+        _fail(f"{stopped_text(exc)}{where}; the same command resumes it", code=1)
     except KeyboardInterrupt as exc:
         # Ctrl-C: typer would end with status 130 and not a word, leaving a user to wonder
         # whether the answers paid for are lost. They are stored; say so and how to go on.
