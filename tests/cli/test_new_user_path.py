@@ -420,3 +420,45 @@ def test_a_run_stopped_by_an_unreachable_server_says_how_to_resume_once(tmp_path
     line = next(x for x in shown.stderr.splitlines() if x.startswith("error:"))
     assert "status stopped_unreachable); the same command resumes it" in line, line
     assert line.count("resume") == 1, line
+
+
+def test_an_empty_free_form_answer_is_settled_without_paying_a_judge(tmp_path: Path) -> None:
+    # `lmmprobe judge RUN --judge SPEC` on the baselines' run paid a judge call for every
+    # empty free-form answer (a judge has nothing to read in it), and its dry run counted
+    # each model's calls apart: 52 where 26 were sent (the second model's from the store),
+    # without "at most" (re-test 20b #1).
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "synth,n=4,tasks=color", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    with FakeOpenAIServer() as server:
+        judge = ["judge", "latest", "--judge", f"openai:fake-vlm@{server.base_url}", "--db", db]
+        dry = lmmprobe_with_key(*judge, "--dry-run", timeout=120)
+        assert dry.returncode == 0, dry.stderr
+        assert "dry run: 0 judge call(s) would be sent" in dry.stdout, dry.stdout
+        judged = lmmprobe_with_key(*judge, "-q", "--out", tmp_path / "j", timeout=240)
+        assert judged.returncode == 0, judged.stderr
+        assert server.requests_total == 0
+    assert "12 by rule (4 empty, settled without a judge)" in judged.stdout, judged.stdout
+    results = json.loads((tmp_path / "j" / "results.json").read_text())
+    for model in ("random", "first"):
+        recorded = results["models"][model]["judge"]
+        assert recorded["settled"] == 4, recorded
+        assert recorded["decided"] == {"rule": 12, "judge": 0, "unjudged": 0}, recorded
+
+
+def test_a_judge_dry_run_counts_a_prompt_two_models_share_once(tmp_path: Path) -> None:
+    # Answers of two models that make the same judge prompt are asked once (the second
+    # model's verdict comes from the store): the dry run counted them once per model.
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "demo,n=20", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    with FakeOpenAIServer(reply_table=[("model_answer", "A")]) as server:
+        judge = ["judge", "latest", "--judge", f"openai:fake-vlm@{server.base_url}", "--db", db]
+        judge += ["--judge-when", "always"]
+        dry = lmmprobe_with_key(*judge, "--dry-run", timeout=120)
+        assert dry.returncode == 0, dry.stderr
+        counted = re.search(r"dry run: (\d+) judge call\(s\) would be sent", dry.stdout)
+        assert counted, dry.stdout
+        judged = lmmprobe_with_key(*judge, "-q", "--out", tmp_path / "j", timeout=240)
+        assert judged.returncode == 0, judged.stderr
+        assert int(counted.group(1)) == server.requests_total < 40, dry.stdout
