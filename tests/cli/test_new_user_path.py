@@ -462,3 +462,111 @@ def test_a_judge_dry_run_counts_a_prompt_two_models_share_once(tmp_path: Path) -
         judged = lmmprobe_with_key(*judge, "-q", "--out", tmp_path / "j", timeout=240)
         assert judged.returncode == 0, judged.stderr
         assert int(counted.group(1)) == server.requests_total < 40, dry.stdout
+
+
+def _interrupted(args: list[str | Path], ready: Any, timeout: float = 240) -> str:
+    """Start `lmmprobe ARGS`, send Ctrl-C once `ready(pid)` holds; its stderr (exit 130)."""
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    proc = subprocess.Popen(
+        [exe, *map(str, args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_from_a_shell,
+        env={**os.environ, "COLUMNS": "160"},
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready(proc.pid) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.1)
+        assert proc.poll() is None, "it ended before Ctrl-C"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    return err
+
+
+def _in_its_command(pid: int) -> bool:
+    # numpy is imported by no command's start-up (tests/cli/test_startup_imports.py), only by
+    # what a command's body runs; a second on, the command is at work.
+    try:
+        mapped = "_multiarray_umath" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+    if mapped and not hasattr(_in_its_command, "since"):
+        _in_its_command.since = time.monotonic()  # type: ignore[attr-defined]
+    since = getattr(_in_its_command, "since", None)
+    if since is not None and time.monotonic() - since >= 1.0:
+        del _in_its_command.since  # type: ignore[attr-defined]
+        return True
+    return False
+
+
+def _holds_a_run(db: Path) -> bool:
+    import sqlite3
+
+    if not db.exists():
+        return False
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1) as conn:
+            return bool(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+    except sqlite3.Error:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps")
+def test_ctrl_c_in_generate_import_score_report_and_apex_says_what_is_kept(
+    tmp_path: Path,
+) -> None:
+    # run and judge said what Ctrl-C kept and how to go on; synth generate, import, score,
+    # report and apex ended with status 130 and not a word (re-test 20b #5).
+    out = tmp_path / "set"
+    err = _interrupted(
+        ["synth", "generate", "--n", "5000", "--size", "64", "--out", out],
+        lambda pid: any(p.name.startswith(".") for p in tmp_path.iterdir()),
+    )
+    assert f"interrupted: nothing was written: {out} is as it was" in err, err
+    assert "the same command generates the set again" in err
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+    answers = tmp_path / "a.jsonl"
+    rows = ({"id": f"q{i}", "answer": "x" if i % 3 else "y", "gt": "x"} for i in range(20_000))
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fields = ["--field", "id=id,prediction=answer,gold=gt"]
+    db = tmp_path / "s.db"
+    err = _interrupted(
+        ["import", answers, *fields, "--model", "m", "--db", db], lambda pid: _holds_a_run(db)
+    )
+    found = re.search(r"interrupted: run (\S+) is marked interrupted: it holds the rows", err)
+    assert found, err
+    assert "the same command imports the file again as a new run" in err
+    listed = json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)
+    assert [(r["id"], r["status"]) for r in listed] == [(found.group(1), "interrupted")]
+
+    err = _interrupted(["score", answers, *fields], _in_its_command)
+    assert "interrupted: score writes nothing" in err, err
+
+    done = lmmprobe("import", answers, *fields, "--model", "m2", "--db", db, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / "r.html"
+    page.write_text("earlier")
+    err = _interrupted(["report", "latest", "--db", db, "-o", page], _in_its_command)
+    assert "interrupted: no report was written (a file already at its path is as it" in err
+    assert page.read_text() == "earlier"
+
+    apex_db = tmp_path / "apex.db"
+    err = _interrupted(
+        ["apex", "Can models identify rotated images?", "-m", "first", "--out", tmp_path / "x",
+         "--db", apex_db, "-q"],
+        lambda pid: _holds_a_run(apex_db),
+    )  # fmt: skip
+    assert "interrupted: the campaign stopped before its report was written" in err, err
+    assert "the same command runs the campaign again" in err

@@ -624,6 +624,26 @@ def stopped_text(exc: BaseException) -> str:
     return str(exc).removesuffix(RESUME_ADVICE)
 
 
+@contextmanager
+def said_when_interrupted(words: str | Callable[[KeyboardInterrupt], str]) -> Iterator[None]:
+    """Ctrl-C inside: one line, ``interrupted: WORDS``, and exit status 130.
+
+    typer ends a command on Ctrl-C with status 130 and not a word, so a user could not tell
+    what was kept or how to go on (re-test 20b #5); `run` and `judge` say it themselves.
+
+    Args:
+        words: What is kept and how to go on; a function of the interrupt where that depends
+            on what was under way (the run an import recorded).
+
+    """
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        said = words(exc) if callable(words) else words
+        err_console.print(f"interrupted: {said}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
 def fail_each(problems: Iterable[BaseException], code: int = 2) -> NoReturn:
     """Print an ``error:`` line per problem, each as `fail` shows it, and exit with `code`.
 
