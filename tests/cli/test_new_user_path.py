@@ -570,3 +570,30 @@ def test_ctrl_c_in_generate_import_score_report_and_apex_says_what_is_kept(
     )  # fmt: skip
     assert "interrupted: the campaign stopped before its report was written" in err, err
     assert "the same command runs the campaign again" in err
+
+
+def test_the_frame_spread_has_its_interval_and_small_groups_are_marked(tmp_path: Path) -> None:
+    # README's frame sweep: the terminal's "frame spread" column had no interval (the curve's
+    # one figure, read as exact); and every group of two rows showed [0.00, 0.00], a
+    # zero-width interval with no warning (re-test 20b #2, #7).
+    folder = tmp_path / "v"
+    made = lmmprobe(
+        "synth", "generate", "--video", "--n", "2", "--size", "64", "--out", folder, timeout=300
+    )
+    assert made.returncode == 0, made.stderr
+    done = lmmprobe(
+        "run", "-m", "first", "--data", f"synth:{folder}", "--frames", "8,16", "--by",
+        "subtask", "-q", "--db", tmp_path / "s.db", timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    headline = done.stdout.split("accuracy by subtask", 1)[0]
+    assert "frame spread [95% CI]" in headline, headline
+    rows = [line for line in headline.splitlines() if line.startswith(" first ")]
+    assert sum(line.count(" [0.") + line.count(" [1.") for line in rows) == 2, headline
+    groups = done.stdout.split("accuracy by subtask", 1)[1]
+    assert re.search(r"^\s*direction\s+2 \*\s+0\.\d{3} \[", groups, re.M), groups
+    assert done.stdout.count("* fewer than 10 rows: the interval") == 1, done.stdout
+    # A group of enough rows is not marked, nor footnoted.
+    big = lmmprobe("run", "-m", "first", "--data", "demo,n=30", "-q", "--db", tmp_path / "d.db")
+    assert big.returncode == 0, big.stderr
+    assert " * " not in big.stdout and "fewer than 10 rows" not in big.stdout, big.stdout

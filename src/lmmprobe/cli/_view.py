@@ -36,6 +36,37 @@ from lmmprobe.report.settings import model_setting, run_notes
 from lmmprobe.store import Store
 
 LABEL_MAX = 20
+
+SMALL_N = 10
+"""Fewer rows than this behind an interval get a mark (`SMALL_N_MARK`) and a footnote: a
+bootstrap over a handful of rows is often zero-width ([0.00, 0.00] from two wrong answers),
+which read as certainty where it is none (re-test 20b #7)."""
+SMALL_N_MARK = " *"
+SMALL_N_NOTE = (
+    f"* fewer than {SMALL_N} rows: the interval resamples so few rows that it can be "
+    "zero-width or far too narrow; read it as no interval"
+)
+
+WITH_CI = ("accuracy", "frame_sensitivity")
+"""The metrics the terminal's tables show with their interval (results.md has every one):
+accuracy, and the frame spread, a difference between policies that means little without it."""
+
+
+def n_cell(n: int) -> str:
+    """A row count for a table's n column, marked where it is small (`SMALL_N`)."""
+    return f"{n}{SMALL_N_MARK}" if 0 < n < SMALL_N else str(n)
+
+
+def has_small_n(tables: Iterable[Table]) -> bool:
+    """Whether any of `tables` marks a small n (`n_cell`): its footnote is then printed."""
+    return any(
+        str(cell).endswith(SMALL_N_MARK)
+        for table in tables
+        for column in table.columns
+        for cell in column.cells
+    )
+
+
 """Model specs longer than this get a short label in tables (the legend gives the spec)."""
 
 ERROR_TYPES_SHOWN = 3
@@ -164,7 +195,8 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
     """The headline metrics, one row per model, split over as many tables as the width needs.
 
     Columns no model has a value for are left out; the terminal keeps the interval for
-    accuracy only (results.md and results.json have them all).
+    accuracy and the frame spread only (`WITH_CI`; results.md and results.json have them
+    all), and marks an accuracy n under `SMALL_N` (`n_cell`).
     """
     models = list(results.models)
     shown = [
@@ -177,16 +209,16 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
     if any(c[1] for c in counts):  # captions only: no right/wrong, no accuracy to count for
         # Named for what it is, accuracy's n: "judged" read as a judge's work beside a
         # judge's coverage, and appeared in runs that had no judge.
-        lead.append(Column(ACCURACY_N, [str(c[1]) for c in counts]))
+        lead.append(Column(ACCURACY_N, [n_cell(c[1]) for c in counts]))
     columns = [
         Column(
-            "accuracy [95% CI]" if m.name == "accuracy" else m.column,
+            f"{m.column} [95% CI]" if m.name in WITH_CI else m.column,
             [
                 "-"
                 if no_text_to_score(m.name, results.models[s].counts)
                 else format_metric(
                     results.models[s].metrics.get(m.name),
-                    ci=m.name == "accuracy",
+                    ci=m.name in WITH_CI,
                     digits=m.digits,
                 )
                 for s in models
@@ -239,7 +271,7 @@ def breakdown_tables(
             for r in results.models.values()
             if (metrics := r.breakdown.get(key, {}).get(group)) is not None
         ]
-        return str(max(counts, default=0))
+        return n_cell(max(counts, default=0))
 
     ci = main.name == "accuracy"
     columns = [
@@ -535,9 +567,11 @@ def print_results(
     truncation note advises what would help.
     """
     labels = model_labels(list(results.models))
-    for table in headline_tables(console, results, labels):
+    headline = headline_tables(console, results, labels)
+    for table in headline:
         console.print(table)
         console.print()
+    small = has_small_n(headline)
     notes = count_notes(results, labels)
     if notes:
         # The legend is prose, wrapped to the terminal; each model's line stays whole.
@@ -554,7 +588,12 @@ def print_results(
     if legend(labels):
         console.print()
     for key in results.spec.by:
-        for table in breakdown_tables(console, results, labels, key):
+        tables = breakdown_tables(console, results, labels, key)
+        for table in tables:
             console.print(table)
             console.print()
+        small = small or has_small_n(tables)
+    if small:  # once, under the last table: each marked table would repeat it
+        console.print(SMALL_N_NOTE, highlight=False, markup=False)
+        console.print()
     return labels
