@@ -597,3 +597,17 @@ def test_the_frame_spread_has_its_interval_and_small_groups_are_marked(tmp_path:
     big = lmmprobe("run", "-m", "first", "--data", "demo,n=30", "-q", "--db", tmp_path / "d.db")
     assert big.returncode == 0, big.stderr
     assert " * " not in big.stdout and "fewer than 10 rows" not in big.stdout, big.stdout
+
+
+def test_data_list_at_80_columns_says_what_it_leaves_out(tmp_path: Path) -> None:
+    # At 80 columns `data list` drops the formulation, the title and some groups' row
+    # counts, and said nothing: the list read as all there is (re-test 20b #6).
+    narrow = lmmprobe("data", "list", columns=80, timeout=120)
+    assert narrow.returncode == 0, narrow.stderr
+    said = " ".join(narrow.stdout.split())
+    assert "at 80 columns the list leaves out rows (in the widest groups), formulation, title" in (
+        said
+    ), said
+    assert "COLUMNS=140 lmmprobe data list" in said
+    wide = lmmprobe("data", "list", columns=160, timeout=120)
+    assert "leaves out" not in wide.stdout and "formulation" in wide.stdout

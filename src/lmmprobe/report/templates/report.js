@@ -217,7 +217,13 @@
       tr.appendChild(el("td", null, a[F.prediction]));
       var c = a[F.correct];
       var sc = F.score === undefined ? null : a[F.score];
-      if (sc !== null && sc !== undefined) {
+      if (a[F.stage] === "empty") {
+        // Named as serve's sample page names it: a blank cell, or a bare 0.0, read as a
+        // missing figure or as an answer scored.
+        var empty = el("td", "score", "(empty answer)");
+        empty.title = "a caption or free-form description with no text: no verdict; the free-form score counts it 0";
+        tr.appendChild(empty);
+      } else if (sc !== null && sc !== undefined) {
         var td = el("td", "score", Number(sc).toFixed(1));
         td.title = "free-form score: embedding similarity × 100";
         tr.appendChild(td);
