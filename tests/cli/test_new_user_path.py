@@ -611,3 +611,26 @@ def test_data_list_at_80_columns_says_what_it_leaves_out(tmp_path: Path) -> None
     assert "COLUMNS=140 lmmprobe data list" in said
     wide = lmmprobe("data", "list", columns=160, timeout=120)
     assert "leaves out" not in wide.stdout and "formulation" in wide.stdout
+
+
+def test_the_thinking_variant_of_a_checkpoint_is_labelled_beside_its_thinking_off_twin(
+    tmp_path: Path,
+) -> None:
+    # README: `hf:tiny-llava-think` and `...,chat_template_kwargs=enable_thinking=false`.
+    # The second row read "tiny-llava-think thinking off", the first the bare spec: nothing
+    # said that it is the thinking variant (re-test 20b #3).
+    think = "hf:tiny-llava-think"
+    done = lmmprobe(
+        "run", "-m", think, "-m", f"{think},chat_template_kwargs=enable_thinking=false",
+        "--data", "demo,n=2", "--max-new-tokens", "4", "-q", "--db", tmp_path / "s.db",
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = [line.split()[:3] for line in done.stdout.splitlines() if "tiny-llava-think " in line]
+    assert ["tiny-llava-think", "thinking", "default"] in rows, done.stdout
+    assert ["tiny-llava-think", "thinking", "off"] in rows, done.stdout
+    assert "  tiny-llava-think thinking default = hf:tiny-llava-think\n" in done.stdout
+    # One spec alone, or two that differ in no thinking setting, keeps its plain label.
+    alone = lmmprobe("run", "-m", "random", "-m", "first", "--data", "demo,n=2", "-q",
+                     "--db", tmp_path / "s.db")  # fmt: skip
+    assert "default" not in alone.stdout, alone.stdout

@@ -32,7 +32,7 @@ from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
 from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.results import no_text_to_score, row_counts
-from lmmprobe.report.settings import model_setting, run_notes
+from lmmprobe.report.settings import model_setting, run_notes, sides_apart
 from lmmprobe.store import Store
 
 LABEL_MAX = 20
@@ -96,6 +96,30 @@ def _short(spec: str) -> str:
     return name.rsplit("/", 1)[-1] or backend
 
 
+def _sibling_setting(spec: str, specs: Sequence[str]) -> list[str]:
+    """What sets `spec` apart from another spec of its checkpoint that names a thinking setting.
+
+    ``hf:tiny-llava-think`` beside ``hf:tiny-llava-think,chat_template_kwargs=enable_thinking=
+    false``: the second was labelled "thinking off" and the first nothing, so its row did not
+    say it is the thinking one (re-test 20b #3); it is "thinking default" (the template's).
+    """
+    try:
+        mine = parse_model_spec(spec)[:2]
+    except ValueError:
+        return []
+    for other in specs:
+        if other == spec or not model_setting(other):
+            continue
+        try:
+            same = parse_model_spec(other)[:2] == mine
+        except ValueError:
+            continue
+        if same:
+            words = sides_apart(spec, other)[0]
+            return [w for w in words if w.endswith(" default") and "=" not in w]
+    return []
+
+
 def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, str]:
     """A unique table label per spec: the spec itself when short, else a short name.
 
@@ -105,15 +129,17 @@ def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, st
     labels are stable for a given list of specs.
     """
     labels: dict[str, str] = {}
-    taken: set[str] = {redact_spec(s) for s in specs if len(s) <= max_len}
+    told = {spec: model_setting(spec) or _sibling_setting(spec, specs) for spec in specs}
+    plain = [s for s in specs if len(s) <= max_len and not told[s]]
+    taken: set[str] = {redact_spec(s) for s in plain}
     for spec in specs:
-        if len(spec) <= max_len:
+        if spec in plain:
             labels[spec] = redact_spec(spec)  # shown: its secrets redacted, as recorded
             continue
         base = _short(spec)
         if len(base) > max_len:
             base = base[: max_len - 3] + "..."
-        base = " ".join([base, *model_setting(spec)])
+        base = " ".join([base, *told[spec]])
         label, k = base, 1
         while label in taken:
             k += 1
