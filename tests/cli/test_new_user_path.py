@@ -634,3 +634,19 @@ def test_the_thinking_variant_of_a_checkpoint_is_labelled_beside_its_thinking_of
     alone = lmmprobe("run", "-m", "random", "-m", "first", "--data", "demo,n=2", "-q",
                      "--db", tmp_path / "s.db")  # fmt: skip
     assert "default" not in alone.stdout, alone.stdout
+
+
+def test_the_fetch_hint_for_a_missing_path_writes_the_copy_to_that_path(tmp_path: Path) -> None:
+    # `--data mmbench,path=FOLDER` with no FOLDER printed a fetch command writing to
+    # "$LMMPROBE_DATA_DIR/mmbench": pasted as printed, the same spec still found nothing
+    # (re-test 20b #8).
+    folder = tmp_path / "my copy"
+    shown = lmmprobe(
+        "run", "--data", f"mmbench,path={folder}", "--dry-run", "--db", tmp_path / "s.db",
+        timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 2
+    assert f"Fetch it into {folder} with:" in shown.stderr, shown.stderr
+    command = shown.stderr.split("with:", 1)[1].strip().splitlines()[0]
+    assert f"--local-dir '{folder}'" in command, command
+    assert "LMMPROBE_DATA_DIR" not in shown.stderr

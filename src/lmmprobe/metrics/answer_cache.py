@@ -36,6 +36,11 @@ __all__ = [
 CHUNK = 64
 """Pairs computed (and written to the store) at a time inside a scope: the progress step."""
 
+KNOWN_CAP = 65_536
+"""Values of one score a scope with a store keeps in memory: past this, it lets them go (the
+store holds every one, to be read back), so a run of millions of answers stays in flat memory.
+A scope without a store keeps them all: nothing else would."""
+
 
 class AnswerScoreStore(Protocol):
     """Where per-answer scores are kept between runs (the SQLite store's ``answer_scores``)."""
@@ -169,7 +174,10 @@ def cached_pair_scores(
         missing = [k for k in missing if k not in known]
     if missing:
         _compute_missing(scope, ident, scorer.label, pairs, missing, known, compute)
-    return [known[k] for k in keys]
+    values = [known[k] for k in keys]
+    if scope.store is not None and len(known) > KNOWN_CAP:
+        known.clear()
+    return values
 
 
 def _compute_missing(
