@@ -650,3 +650,37 @@ def test_the_fetch_hint_for_a_missing_path_writes_the_copy_to_that_path(tmp_path
     command = shown.stderr.split("with:", 1)[1].strip().splitlines()[0]
     assert f"--local-dir '{folder}'" in command, command
     assert "LMMPROBE_DATA_DIR" not in shown.stderr
+
+
+def test_an_option_of_one_value_given_twice_is_refused_not_silently_the_last(
+    tmp_path: Path,
+) -> None:
+    # `runs --db a.db --db b.db` listed b.db's runs alone, as if a.db held none; click keeps
+    # an option's last value without a word (re-test 21b).
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    for db in (a, b):
+        done = lmmprobe("run", "-m", "random", "--data", "demo,n=2", "-q", "--db", db)
+        assert done.returncode == 0, done.stderr
+    for args in (
+        ["runs", "--db", a, "--db", b],
+        ["run", "--data", "demo,n=2", "--data=demo,n=3", "--db", a, "--dry-run"],
+    ):
+        shown = lmmprobe(*args, timeout=120)
+        assert shown.returncode == 2, (args, shown.stdout)
+        assert "is given more than once; it takes one value" in shown.stderr, shown.stderr
+    # Repeatable options stay repeatable.
+    shown = lmmprobe("run", "-m", "random", "-m", "first", "--data", "demo,n=2", "--dry-run",
+                     "--db", a, timeout=120)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+
+
+def test_compare_of_three_runs_names_the_command_that_takes_more(tmp_path: Path) -> None:
+    # `compare A B C` said only "Got unexpected extra argument(s) (C)" (re-test 21b).
+    db = tmp_path / "s.db"
+    for n in ("2", "3", "4"):
+        done = lmmprobe("run", "-m", "random", "--data", f"demo,n={n}", "-q", "--db", db)
+        assert done.returncode == 0, done.stderr
+    ids = [r["id"] for r in json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)]
+    shown = lmmprobe("compare", *ids, "-m", "random", "--db", db, timeout=120)
+    assert shown.returncode == 2
+    assert "compare takes one or two runs: `lmmprobe report RUN...`" in shown.stderr

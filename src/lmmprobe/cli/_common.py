@@ -21,7 +21,7 @@ import shutil
 import sqlite3
 import sys
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, ClassVar, Final, NoReturn, TextIO
@@ -908,12 +908,68 @@ def style_help(command: Any) -> None:
     ``lmmprobe`` tree, so every command and option a module adds gets the style unasked.
     """
     command.context_class = _HelpContext
+    _refuse_repeated_options(command)
     # The --help option is made on first use; made here, it is styled as the others are.
     help_option = command.get_help_option(typer.Context(command))
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
         _style_param(param)
     for sub in getattr(command, "commands", {}).values():
         _style_subcommand(sub)
+
+
+def repeated_option(command: Any, args: Sequence[str]) -> str | None:
+    """The first option of `command` that takes one value and is given more than once; None.
+
+    click keeps the last value of such an option without a word: ``lmmprobe runs --db a.db
+    --db b.db`` listed b.db's runs alone, as if a.db held none (re-test 21b).
+    """
+    takes_value: dict[str, str] = {}
+    flags: set[str] = set()
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", "") != "option":
+            continue
+        names = [*param.opts, *param.secondary_opts]
+        if param.is_flag or param.count:
+            flags.update(names)
+        elif not param.multiple and param.nargs == 1:
+            takes_value.update({n: param.opts[0] for n in param.opts})
+        else:
+            flags.update(n for n in names)  # a repeatable option's values are not checked
+    seen: dict[str, int] = {}
+    tokens = iter(args)
+    for token in tokens:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0] if token.startswith("--") else token
+        if name in takes_value:
+            seen[takes_value[name]] = seen.get(takes_value[name], 0) + 1
+            if seen[takes_value[name]] > 1:
+                return takes_value[name]
+            if "=" not in token:
+                next(tokens, None)  # its value, whatever it looks like
+    return None
+
+
+_USAGE_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+"""Click's usage error (typer runs on click or on its own copy of it)."""
+
+
+def _refuse_repeated_options(command: Any) -> None:
+    """Make `command` refuse a one-value option given twice (`repeated_option`) before parsing."""
+    parse = command.parse_args
+
+    def parse_args(ctx: Any, args: list[str]) -> list[str]:
+        # Only this command's own options, up to its first sub-command's name.
+        name = repeated_option(command, args)
+        if name is not None:
+            raise _USAGE_ERROR(
+                f"{name} is given more than once; it takes one value (the last would be used "
+                "silently): give it once",
+                ctx,
+            )
+        return list(parse(ctx, args))
+
+    command.parse_args = parse_args
 
 
 def _style_subcommand(sub: Any) -> None:

@@ -1067,6 +1067,13 @@ def main() -> None:
         # writes what is allowed into the message), and where the command's help is.
         ctx = getattr(exc, "ctx", None)
         where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        if ctx is not None and ctx.command.name == "compare" and "extra argument" in str(exc):
+            # `compare A B C` said only "unexpected extra argument": name the command that
+            # takes more runs.
+            where = (
+                "; compare takes one or two runs: `lmmprobe report RUN...` puts any number "
+                f"side by side{where}"
+            )
         err_console.print(
             f"[bold red]error:[/] {escape(exc.format_message())}{escape(where)}",
             highlight=False,
