@@ -120,5 +120,10 @@ def test_the_reports_sample_browser_names_an_empty_free_form_answer(
     cells = page.eval_on_selector_all(
         "article.sample table.answers tr", "rows => rows.map(r => r.lastElementChild.textContent)"
     )
+    heads = page.eval_on_selector_all(
+        "article.sample table.answers tr:first-child th", "hs => hs.map(h => h.textContent)"
+    )
     page.close()
     assert "(empty answer)" in cells, cells
+    # The column is named, as serve's "Verdict" column is (it was blank).
+    assert heads[-1] == "verdict / score", heads

@@ -190,7 +190,7 @@
     }
     var table = el("table", "answers");
     var head = el("tr");
-    ["model", "raw answer", "stage", "prediction", ""].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    ["model", "raw answer", "stage", "prediction", "verdict / score"].forEach(function (h) { head.appendChild(el("th", null, h)); });
     table.appendChild(head);
     it.ans.forEach(function (a) {
       var tr = el("tr");
