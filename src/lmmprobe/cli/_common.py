@@ -936,10 +936,11 @@ def repeated_option(command: Any, args: Sequence[str]) -> str | None:
         else:
             flags.update(n for n in names)  # a repeatable option's values are not checked
     seen: dict[str, int] = {}
+    subcommands = getattr(command, "commands", {})
     tokens = iter(args)
     for token in tokens:
-        if token == "--":
-            break
+        if token == "--" or token in subcommands:
+            break  # a group's own options end where its sub-command's begin
         name = token.split("=", 1)[0] if token.startswith("--") else token
         if name in takes_value:
             seen[takes_value[name]] = seen.get(takes_value[name], 0) + 1
@@ -959,7 +960,6 @@ def _refuse_repeated_options(command: Any) -> None:
     parse = command.parse_args
 
     def parse_args(ctx: Any, args: list[str]) -> list[str]:
-        # Only this command's own options, up to its first sub-command's name.
         name = repeated_option(command, args)
         if name is not None:
             raise _USAGE_ERROR(
