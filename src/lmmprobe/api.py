@@ -275,7 +275,7 @@ def _failure(exc: BaseException) -> str:
         # Python raises it with no message: say what ran out and what to try.
         return (
             "MemoryError: not enough memory to judge the answers; the answers are stored: "
-            "free memory, then run the same command again to resume"
+            "free memory first"
         )
     said = str(exc)
     return f"{type(exc).__name__}: {said}" if said else type(exc).__name__

@@ -407,3 +407,280 @@ def test_a_misspelt_field_of_a_data_row_is_named_before_the_field_it_misses(
     shown = lmmprobe("run", "--data", data, "--dry-run", "--db", tmp_path / "s.db")
     assert shown.returncode == 2
     assert "my.jsonl:1: image: unknown field (did you mean 'images'? known:" in shown.stderr
+
+
+def test_a_run_stopped_by_an_unreachable_server_says_how_to_resume_once(tmp_path: Path) -> None:
+    # A dead port: "... then re-run to resume (run X, status stopped_unreachable); the same
+    # command resumes it": the advice twice in one line (re-test 20b #4).
+    shown = lmmprobe_with_key(
+        "run", "-m", "openai:m@http://127.0.0.1:9/v1", "--data", "demo,n=4", "-q",
+        "--db", tmp_path / "s.db", timeout=240,
+    )  # fmt: skip
+    assert shown.returncode == 1, shown.stderr
+    line = next(x for x in shown.stderr.splitlines() if x.startswith("error:"))
+    assert "status stopped_unreachable); the same command resumes it" in line, line
+    assert line.count("resume") == 1, line
+
+
+def test_an_empty_free_form_answer_is_settled_without_paying_a_judge(tmp_path: Path) -> None:
+    # `lmmprobe judge RUN --judge SPEC` on the baselines' run paid a judge call for every
+    # empty free-form answer (a judge has nothing to read in it), and its dry run counted
+    # each model's calls apart: 52 where 26 were sent (the second model's from the store),
+    # without "at most" (re-test 20b #1).
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "synth,n=4,tasks=color", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    with FakeOpenAIServer() as server:
+        judge = ["judge", "latest", "--judge", f"openai:fake-vlm@{server.base_url}", "--db", db]
+        dry = lmmprobe_with_key(*judge, "--dry-run", timeout=120)
+        assert dry.returncode == 0, dry.stderr
+        assert "dry run: 0 judge call(s) would be sent" in dry.stdout, dry.stdout
+        judged = lmmprobe_with_key(*judge, "-q", "--out", tmp_path / "j", timeout=240)
+        assert judged.returncode == 0, judged.stderr
+        assert server.requests_total == 0
+    assert "12 by rule (4 empty, settled without a judge)" in judged.stdout, judged.stdout
+    results = json.loads((tmp_path / "j" / "results.json").read_text())
+    for model in ("random", "first"):
+        recorded = results["models"][model]["judge"]
+        assert recorded["settled"] == 4, recorded
+        assert recorded["decided"] == {"rule": 12, "judge": 0, "unjudged": 0}, recorded
+
+
+def test_a_judge_dry_run_counts_a_prompt_two_models_share_once(tmp_path: Path) -> None:
+    # Answers of two models that make the same judge prompt are asked once (the second
+    # model's verdict comes from the store): the dry run counted them once per model.
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "demo,n=20", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    with FakeOpenAIServer(reply_table=[("model_answer", "A")]) as server:
+        judge = ["judge", "latest", "--judge", f"openai:fake-vlm@{server.base_url}", "--db", db]
+        judge += ["--judge-when", "always"]
+        dry = lmmprobe_with_key(*judge, "--dry-run", timeout=120)
+        assert dry.returncode == 0, dry.stderr
+        counted = re.search(r"dry run: (\d+) judge call\(s\) would be sent", dry.stdout)
+        assert counted, dry.stdout
+        judged = lmmprobe_with_key(*judge, "-q", "--out", tmp_path / "j", timeout=240)
+        assert judged.returncode == 0, judged.stderr
+        assert int(counted.group(1)) == server.requests_total < 40, dry.stdout
+
+
+def _interrupted(args: list[str | Path], ready: Any, timeout: float = 240) -> str:
+    """Start `lmmprobe ARGS`, send Ctrl-C once `ready(pid)` holds; its stderr (exit 130)."""
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    proc = subprocess.Popen(
+        [exe, *map(str, args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_from_a_shell,
+        env={**os.environ, "COLUMNS": "160"},
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready(proc.pid) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.1)
+        assert proc.poll() is None, "it ended before Ctrl-C"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    return err
+
+
+def _in_its_command(pid: int) -> bool:
+    # numpy is imported by no command's start-up (tests/cli/test_startup_imports.py), only by
+    # what a command's body runs; a second on, the command is at work.
+    try:
+        mapped = "_multiarray_umath" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+    if mapped and not hasattr(_in_its_command, "since"):
+        _in_its_command.since = time.monotonic()  # type: ignore[attr-defined]
+    since = getattr(_in_its_command, "since", None)
+    if since is not None and time.monotonic() - since >= 1.0:
+        del _in_its_command.since  # type: ignore[attr-defined]
+        return True
+    return False
+
+
+def _holds_a_run(db: Path) -> bool:
+    import sqlite3
+
+    if not db.exists():
+        return False
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1) as conn:
+            return bool(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+    except sqlite3.Error:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps")
+def test_ctrl_c_in_generate_import_score_report_and_apex_says_what_is_kept(
+    tmp_path: Path,
+) -> None:
+    # run and judge said what Ctrl-C kept and how to go on; synth generate, import, score,
+    # report and apex ended with status 130 and not a word (re-test 20b #5).
+    out = tmp_path / "set"
+    err = _interrupted(
+        ["synth", "generate", "--n", "5000", "--size", "64", "--out", out],
+        lambda pid: any(p.name.startswith(".") for p in tmp_path.iterdir()),
+    )
+    assert f"interrupted: nothing was written: {out} is as it was" in err, err
+    assert "the same command generates the set again" in err
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+    answers = tmp_path / "a.jsonl"
+    rows = ({"id": f"q{i}", "answer": "x" if i % 3 else "y", "gt": "x"} for i in range(20_000))
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fields = ["--field", "id=id,prediction=answer,gold=gt"]
+    db = tmp_path / "s.db"
+    err = _interrupted(
+        ["import", answers, *fields, "--model", "m", "--db", db], lambda pid: _holds_a_run(db)
+    )
+    found = re.search(r"interrupted: run (\S+) is marked interrupted: it holds the rows", err)
+    assert found, err
+    assert "the same command imports the file again as a new run" in err
+    listed = json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)
+    assert [(r["id"], r["status"]) for r in listed] == [(found.group(1), "interrupted")]
+
+    err = _interrupted(["score", answers, *fields], _in_its_command)
+    assert "interrupted: score writes nothing" in err, err
+
+    done = lmmprobe("import", answers, *fields, "--model", "m2", "--db", db, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / "r.html"
+    page.write_text("earlier")
+    err = _interrupted(["report", "latest", "--db", db, "-o", page], _in_its_command)
+    assert "interrupted: no report was written (a file already at its path is as it" in err
+    assert page.read_text() == "earlier"
+
+    apex_db = tmp_path / "apex.db"
+    err = _interrupted(
+        ["apex", "Can models identify rotated images?", "-m", "first", "--out", tmp_path / "x",
+         "--db", apex_db, "-q"],
+        lambda pid: _holds_a_run(apex_db),
+    )  # fmt: skip
+    assert "interrupted: the campaign stopped before its report was written" in err, err
+    assert "the same command runs the campaign again" in err
+
+
+def test_the_frame_spread_has_its_interval_and_small_groups_are_marked(tmp_path: Path) -> None:
+    # README's frame sweep: the terminal's "frame spread" column had no interval (the curve's
+    # one figure, read as exact); and every group of two rows showed [0.00, 0.00], a
+    # zero-width interval with no warning (re-test 20b #2, #7).
+    folder = tmp_path / "v"
+    made = lmmprobe(
+        "synth", "generate", "--video", "--n", "2", "--size", "64", "--out", folder, timeout=300
+    )
+    assert made.returncode == 0, made.stderr
+    done = lmmprobe(
+        "run", "-m", "first", "--data", f"synth:{folder}", "--frames", "8,16", "--by",
+        "subtask", "-q", "--db", tmp_path / "s.db", timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    headline = done.stdout.split("accuracy by subtask", 1)[0]
+    assert "frame spread [95% CI]" in headline, headline
+    rows = [line for line in headline.splitlines() if line.startswith(" first ")]
+    assert sum(line.count(" [0.") + line.count(" [1.") for line in rows) == 2, headline
+    groups = done.stdout.split("accuracy by subtask", 1)[1]
+    assert re.search(r"^\s*direction\s+2 \*\s+0\.\d{3} \[", groups, re.M), groups
+    assert done.stdout.count("* fewer than 10 rows: the interval") == 1, done.stdout
+    # A group of enough rows is not marked, nor footnoted.
+    big = lmmprobe("run", "-m", "first", "--data", "demo,n=30", "-q", "--db", tmp_path / "d.db")
+    assert big.returncode == 0, big.stderr
+    assert " * " not in big.stdout and "fewer than 10 rows" not in big.stdout, big.stdout
+
+
+def test_data_list_at_80_columns_says_what_it_leaves_out(tmp_path: Path) -> None:
+    # At 80 columns `data list` drops the formulation, the title and some groups' row
+    # counts, and said nothing: the list read as all there is (re-test 20b #6).
+    narrow = lmmprobe("data", "list", columns=80, timeout=120)
+    assert narrow.returncode == 0, narrow.stderr
+    said = " ".join(narrow.stdout.split())
+    assert "at 80 columns the list leaves out rows (in the widest groups), formulation, title" in (
+        said
+    ), said
+    assert "COLUMNS=140 lmmprobe data list" in said
+    wide = lmmprobe("data", "list", columns=160, timeout=120)
+    assert "leaves out" not in wide.stdout and "formulation" in wide.stdout
+
+
+def test_the_thinking_variant_of_a_checkpoint_is_labelled_beside_its_thinking_off_twin(
+    tmp_path: Path,
+) -> None:
+    # README: `hf:tiny-llava-think` and `...,chat_template_kwargs=enable_thinking=false`.
+    # The second row read "tiny-llava-think thinking off", the first the bare spec: nothing
+    # said that it is the thinking variant (re-test 20b #3).
+    think = "hf:tiny-llava-think"
+    done = lmmprobe(
+        "run", "-m", think, "-m", f"{think},chat_template_kwargs=enable_thinking=false",
+        "--data", "demo,n=2", "--max-new-tokens", "4", "-q", "--db", tmp_path / "s.db",
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = [line.split()[:3] for line in done.stdout.splitlines() if "tiny-llava-think " in line]
+    assert ["tiny-llava-think", "thinking", "default"] in rows, done.stdout
+    assert ["tiny-llava-think", "thinking", "off"] in rows, done.stdout
+    assert "  tiny-llava-think thinking default = hf:tiny-llava-think\n" in done.stdout
+    # One spec alone, or two that differ in no thinking setting, keeps its plain label.
+    alone = lmmprobe("run", "-m", "random", "-m", "first", "--data", "demo,n=2", "-q",
+                     "--db", tmp_path / "s.db")  # fmt: skip
+    assert "default" not in alone.stdout, alone.stdout
+
+
+def test_the_fetch_hint_for_a_missing_path_writes_the_copy_to_that_path(tmp_path: Path) -> None:
+    # `--data mmbench,path=FOLDER` with no FOLDER printed a fetch command writing to
+    # "$LMMPROBE_DATA_DIR/mmbench": pasted as printed, the same spec still found nothing
+    # (re-test 20b #8).
+    folder = tmp_path / "my copy"
+    shown = lmmprobe(
+        "run", "--data", f"mmbench,path={folder}", "--dry-run", "--db", tmp_path / "s.db",
+        timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 2
+    assert f"Fetch it into {folder} with:" in shown.stderr, shown.stderr
+    command = shown.stderr.split("with:", 1)[1].strip().splitlines()[0]
+    assert f"--local-dir '{folder}'" in command, command
+    assert "LMMPROBE_DATA_DIR" not in shown.stderr
+
+
+def test_an_option_of_one_value_given_twice_is_refused_not_silently_the_last(
+    tmp_path: Path,
+) -> None:
+    # `runs --db a.db --db b.db` listed b.db's runs alone, as if a.db held none; click keeps
+    # an option's last value without a word (re-test 21b).
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    for db in (a, b):
+        done = lmmprobe("run", "-m", "random", "--data", "demo,n=2", "-q", "--db", db)
+        assert done.returncode == 0, done.stderr
+    for args in (
+        ["runs", "--db", a, "--db", b],
+        ["run", "--data", "demo,n=2", "--data=demo,n=3", "--db", a, "--dry-run"],
+    ):
+        shown = lmmprobe(*args, timeout=120)
+        assert shown.returncode == 2, (args, shown.stdout)
+        assert "is given more than once; it takes one value" in shown.stderr, shown.stderr
+    # Repeatable options stay repeatable.
+    shown = lmmprobe("run", "-m", "random", "-m", "first", "--data", "demo,n=2", "--dry-run",
+                     "--db", a, timeout=120)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+
+
+def test_compare_of_three_runs_names_the_command_that_takes_more(tmp_path: Path) -> None:
+    # `compare A B C` said only "Got unexpected extra argument(s) (C)" (re-test 21b).
+    db = tmp_path / "s.db"
+    for n in ("2", "3", "4"):
+        done = lmmprobe("run", "-m", "random", "--data", f"demo,n={n}", "-q", "--db", db)
+        assert done.returncode == 0, done.stderr
+    ids = [r["id"] for r in json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)]
+    shown = lmmprobe("compare", *ids, "-m", "random", "--db", db, timeout=120)
+    assert shown.returncode == 2
+    assert "compare takes one or two runs: `lmmprobe report RUN...`" in shown.stderr

@@ -32,11 +32,47 @@ from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
 from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.results import no_text_to_score, row_counts
-from lmmprobe.report.settings import judged_budget_message, model_setting, run_notes
+from lmmprobe.report.settings import (
+    judged_budget_message,
+    model_setting,
+    run_notes,
+    sides_apart,
+)
 from lmmprobe.store import Store
 from lmmprobe.store.reuse import JUDGED_FROM
 
 LABEL_MAX = 20
+
+SMALL_N = 10
+"""Fewer rows than this behind an interval get a mark (`SMALL_N_MARK`) and a footnote: a
+bootstrap over a handful of rows is often zero-width ([0.00, 0.00] from two wrong answers),
+which read as certainty where it is none (re-test 20b #7)."""
+SMALL_N_MARK = " *"
+SMALL_N_NOTE = (
+    f"* fewer than {SMALL_N} rows: the interval resamples so few rows that it can be "
+    "zero-width or far too narrow; read it as no interval"
+)
+
+WITH_CI = ("accuracy", "frame_sensitivity")
+"""The metrics the terminal's tables show with their interval (results.md has every one):
+accuracy, and the frame spread, a difference between policies that means little without it."""
+
+
+def n_cell(n: int) -> str:
+    """A row count for a table's n column, marked where it is small (`SMALL_N`)."""
+    return f"{n}{SMALL_N_MARK}" if 0 < n < SMALL_N else str(n)
+
+
+def has_small_n(tables: Iterable[Table]) -> bool:
+    """Whether any of `tables` marks a small n (`n_cell`): its footnote is then printed."""
+    return any(
+        str(cell).endswith(SMALL_N_MARK)
+        for table in tables
+        for column in table.columns
+        for cell in column.cells
+    )
+
+
 """Model specs longer than this get a short label in tables (the legend gives the spec)."""
 
 ERROR_TYPES_SHOWN = 3
@@ -66,6 +102,30 @@ def _short(spec: str) -> str:
     return name.rsplit("/", 1)[-1] or backend
 
 
+def _sibling_setting(spec: str, specs: Sequence[str]) -> list[str]:
+    """What sets `spec` apart from another spec of its checkpoint that names a thinking setting.
+
+    ``hf:tiny-llava-think`` beside ``hf:tiny-llava-think,chat_template_kwargs=enable_thinking=
+    false``: the second was labelled "thinking off" and the first nothing, so its row did not
+    say it is the thinking one (re-test 20b #3); it is "thinking default" (the template's).
+    """
+    try:
+        mine = parse_model_spec(spec)[:2]
+    except ValueError:
+        return []
+    for other in specs:
+        if other == spec or not model_setting(other):
+            continue
+        try:
+            same = parse_model_spec(other)[:2] == mine
+        except ValueError:
+            continue
+        if same:
+            words = sides_apart(spec, other)[0]
+            return [w for w in words if w.endswith(" default") and "=" not in w]
+    return []
+
+
 def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, str]:
     """A unique table label per spec: the spec itself when short, else a short name.
 
@@ -75,15 +135,17 @@ def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, st
     labels are stable for a given list of specs.
     """
     labels: dict[str, str] = {}
-    taken: set[str] = {redact_spec(s) for s in specs if len(s) <= max_len}
+    told = {spec: model_setting(spec) or _sibling_setting(spec, specs) for spec in specs}
+    plain = [s for s in specs if len(s) <= max_len and not told[s]]
+    taken: set[str] = {redact_spec(s) for s in plain}
     for spec in specs:
-        if len(spec) <= max_len:
+        if spec in plain:
             labels[spec] = redact_spec(spec)  # shown: its secrets redacted, as recorded
             continue
         base = _short(spec)
         if len(base) > max_len:
             base = base[: max_len - 3] + "..."
-        base = " ".join([base, *model_setting(spec)])
+        base = " ".join([base, *told[spec]])
         label, k = base, 1
         while label in taken:
             k += 1
@@ -165,7 +227,8 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
     """The headline metrics, one row per model, split over as many tables as the width needs.
 
     Columns no model has a value for are left out; the terminal keeps the interval for
-    accuracy only (results.md and results.json have them all).
+    accuracy and the frame spread only (`WITH_CI`; results.md and results.json have them
+    all), and marks an accuracy n under `SMALL_N` (`n_cell`).
     """
     models = list(results.models)
     shown = [
@@ -178,16 +241,16 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
     if any(c[1] for c in counts):  # captions only: no right/wrong, no accuracy to count for
         # Named for what it is, accuracy's n: "judged" read as a judge's work beside a
         # judge's coverage, and appeared in runs that had no judge.
-        lead.append(Column(ACCURACY_N, [str(c[1]) for c in counts]))
+        lead.append(Column(ACCURACY_N, [n_cell(c[1]) for c in counts]))
     columns = [
         Column(
-            "accuracy [95% CI]" if m.name == "accuracy" else m.column,
+            f"{m.column} [95% CI]" if m.name in WITH_CI else m.column,
             [
                 "-"
                 if no_text_to_score(m.name, results.models[s].counts)
                 else format_metric(
                     results.models[s].metrics.get(m.name),
-                    ci=m.name == "accuracy",
+                    ci=m.name in WITH_CI,
                     digits=m.digits,
                 )
                 for s in models
@@ -240,7 +303,7 @@ def breakdown_tables(
             for r in results.models.values()
             if (metrics := r.breakdown.get(key, {}).get(group)) is not None
         ]
-        return str(max(counts, default=0))
+        return n_cell(max(counts, default=0))
 
     ci = main.name == "accuracy"
     columns = [
@@ -538,9 +601,11 @@ def print_results(
     truncation note advises what would help.
     """
     labels = model_labels(list(results.models))
-    for table in headline_tables(console, results, labels):
+    headline = headline_tables(console, results, labels)
+    for table in headline:
         console.print(table)
         console.print()
+    small = has_small_n(headline)
     notes = count_notes(results, labels)
     if notes:
         # The legend is prose, wrapped to the terminal; each model's line stays whole.
@@ -557,7 +622,12 @@ def print_results(
     if legend(labels):
         console.print()
     for key in results.spec.by:
-        for table in breakdown_tables(console, results, labels, key):
+        tables = breakdown_tables(console, results, labels, key)
+        for table in tables:
             console.print(table)
             console.print()
+        small = small or has_small_n(tables)
+    if small:  # once, under the last table: each marked table would repeat it
+        console.print(SMALL_N_NOTE, highlight=False, markup=False)
+        console.print()
     return labels

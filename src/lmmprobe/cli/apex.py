@@ -19,7 +19,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import ModelsOption, console, fail
+from lmmprobe.cli._common import ModelsOption, console, fail, said_when_interrupted
 from lmmprobe.schema.spec import MAX_BOOTSTRAP
 
 if TYPE_CHECKING:
@@ -142,20 +142,27 @@ def apex(
     # written to the same --out by an earlier campaign was replaced without a word, with
     # other models, say. It is kept beside the new one, as report.previous.json / .md.
     kept = _keep_earlier_report(out_dir)
-    try:
-        campaign = run_campaign(
-            query,
-            models,
-            orch,
-            out=out_dir,
-            settings=settings,
-            renderer=renderer,
-            db=db,
-            cache_dir=cache_dir,
-            say=say,
-        )
-    except (RegistryError, CollectionError, ValueError) as exc:  # QueryError is a ValueError
-        fail(exc)
+    earlier = f"; the earlier campaign's report there is kept as {', '.join(kept)}" if kept else ""
+    stopped = (
+        f"the campaign stopped before its report was written to {out_dir}{earlier}; the "
+        "answers its experiments received are in the store (their runs marked interrupted), "
+        "and the same command runs the campaign again"
+    )
+    with said_when_interrupted(stopped):
+        try:
+            campaign = run_campaign(
+                query,
+                models,
+                orch,
+                out=out_dir,
+                settings=settings,
+                renderer=renderer,
+                db=db,
+                cache_dir=cache_dir,
+                say=say,
+            )
+        except (RegistryError, CollectionError, ValueError) as exc:  # QueryError is a ValueError
+            fail(exc)
     report = campaign.report
     table = Table(
         title=f"APEx: {escape(report.query)} ({report.status}, {report.calls_text()})",

@@ -52,6 +52,19 @@ def _copy(r: dict[str, Any]) -> str:
     return "yes" if r["present"] else "no"
 
 
+def _left_out(rows: list[dict[str, Any]], width: int) -> list[str]:
+    """The columns `data list` leaves out at terminal `width` (`_group_table`'s rules)."""
+    left = []
+    if any(_group_table("", [r for r in rows if key in r["groups"]], width).columns[1].header
+           != "rows" for key in GROUPS if any(key in r["groups"] for r in rows)):  # fmt: skip
+        left.append("rows (in the widest groups)")
+    if width < _WITH_FORMULATION:
+        left.append("formulation")
+    if width < _WITH_TITLE:
+        left.append("title")
+    return left
+
+
 def _group_table(title: str, rows: list[dict[str, Any]], width: int) -> Table:
     # One line per benchmark: the identifiers (name, rows, split, metric, copy) whole and never
     # cut, so the widest group (ReForm-Eval's names) still fits 80 columns; a wider terminal
@@ -142,6 +155,16 @@ def list_benchmarks(
                 soft_wrap=False,
             )
     console.print()
+    left = _left_out(rows, width)
+    if left:
+        # Said, so a narrow terminal's list is not taken for all there is (re-test 20b #6).
+        console.print(
+            f"at {width} columns the list leaves out {', '.join(left)}: widen the terminal "
+            f"or run `COLUMNS={_WITH_TITLE} lmmprobe data list` to see every column "
+            "(--json and `lmmprobe data show NAME` have every field)",
+            highlight=False,
+            markup=False,
+        )
     if rows[0]["local_copy"] is None:
         console.print(
             f"{DATA_DIR_ENV} is not set: local copies are looked for in $LMMPROBE_DATA_DIR/NAME "

@@ -18,7 +18,13 @@ from rich.table import Table
 
 from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.cli._audit import explain_imported, file_facts, hook_reads_rows
-from lmmprobe.cli._common import DbOption, console, fail, write_document
+from lmmprobe.cli._common import (
+    DbOption,
+    console,
+    fail,
+    said_when_interrupted,
+    write_document,
+)
 from lmmprobe.cli.judge import judge_lines, judged_headline_lines
 from lmmprobe.cli.registries import one_of
 from lmmprobe.data import DataError
@@ -261,6 +267,17 @@ def _is_export(file: Path) -> bool:
         return False
 
 
+def _import_interrupted(exc: KeyboardInterrupt) -> str:
+    """What an import stopped by Ctrl-C keeps, and how to go on."""
+    run_id = getattr(exc, "run_id", None)
+    if run_id is None:
+        return "no row was stored and no run recorded; the same command imports the file"
+    return (
+        f"run {run_id} is marked interrupted: it holds the rows stored so far, not the whole "
+        "file; the same command imports the file again as a new run"
+    )
+
+
 def import_predictions(
     file: Annotated[Path, typer.Argument(help="Predictions written by another tool.")],
     benchmark: Annotated[
@@ -325,19 +342,20 @@ def import_predictions(
             "re-read them); import stores another tool's predictions"
         )
     try:
-        found = file_to_score(file, benchmark, reader)
-        file, benchmark = found.path, found.benchmark
-        run = import_file(
-            file,
-            benchmark,
-            model=model,
-            db=str(db) if db is not None else None,
-            out=str(out) if out is not None else None,
-            reader=reader,
-            field_map=parse_fields(field),
-            by=by,
-            settings=settings,
-        )
+        with said_when_interrupted(_import_interrupted):
+            found = file_to_score(file, benchmark, reader)
+            file, benchmark = found.path, found.benchmark
+            run = import_file(
+                file,
+                benchmark,
+                model=model,
+                db=str(db) if db is not None else None,
+                out=str(out) if out is not None else None,
+                reader=reader,
+                field_map=parse_fields(field),
+                by=by,
+                settings=settings,
+            )
     except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)
     shown = shown_spec(model)

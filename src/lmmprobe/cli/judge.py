@@ -205,9 +205,12 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
         )
         or "none applied"
     )
+    # Empty answers are settled by rule with no call: said, so the rule count is not read as
+    # answers the rules parsed.
+    settled = f" ({judge.settled} empty, settled without a judge)" if judge.settled else ""
     first = (
-        f"  answers judged ({protocols}): {d.get('rule', 0)} by rule, {d.get('judge', 0)} by "
-        f"judge, {d.get('unjudged', 0)} unjudged"
+        f"  answers judged ({protocols}): {d.get('rule', 0)} by rule{settled}, "
+        f"{d.get('judge', 0)} by judge, {d.get('unjudged', 0)} unjudged"
     )
     per_judge = bool(judge.calls) and all(c.read is not None for c in judge.calls.values())
     unjudged_verdicts = sum(sum(c.unjudged.values()) for c in judge.calls.values())

@@ -31,6 +31,7 @@ from lmmprobe.cli._common import (
     open_store,
     parse_max_cost,
     price_table,
+    stopped_text,
     store_faults_exit,
     write_out_file,
 )
@@ -483,7 +484,7 @@ def _evaluate_and_show(
         # Not bad input: the run stopped on the way (a dead server, a refused key, a backend
         # failing again and again). Everything answered is stored; say how to go on.
         where = f" (run {exc.run_id}, status {exc.status})" if exc.run_id else ""
-        _fail(f"{exc}{where}; the same command resumes it", code=1)
+        _fail(f"{stopped_text(exc)}{where}; the same command resumes it", code=1)
     except KeyboardInterrupt as exc:
         # Ctrl-C: typer would end with status 130 and not a word, leaving a user to wonder
         # whether the answers paid for are lost. They are stored; say so and how to go on.
@@ -1069,6 +1070,13 @@ def main() -> None:
         # writes what is allowed into the message), and where the command's help is.
         ctx = getattr(exc, "ctx", None)
         where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        if ctx is not None and ctx.command.name == "compare" and "extra argument" in str(exc):
+            # `compare A B C` said only "unexpected extra argument": name the command that
+            # takes more runs.
+            where = (
+                "; compare takes one or two runs: `lmmprobe report RUN...` puts any number "
+                f"side by side{where}"
+            )
         err_console.print(
             f"[bold red]error:[/] {escape(exc.format_message())}{escape(where)}",
             highlight=False,

@@ -10,12 +10,24 @@ import typer
 from rich import filesize
 
 from lmmprobe._inert import inert
-from lmmprobe.cli._common import DbOption, err_console, fail, write_document, write_out_file
+from lmmprobe.cli._common import (
+    DbOption,
+    err_console,
+    fail,
+    said_when_interrupted,
+    write_document,
+    write_out_file,
+)
 from lmmprobe.schema.text import json_escaped, shown_path
 
 _FORMATS = ("html", "md", "csv", "json")
 
 
+# The report is written whole or not at all (`write_out_file`): an earlier file stays.
+@said_when_interrupted(
+    "no report was written (a file already at its path is as it was); the runs in the store "
+    "are unchanged, and the same command writes the report"
+)
 def report(
     runs: Annotated[
         list[str] | None,

@@ -42,6 +42,7 @@ from lmmprobe.cli._common import (
     judge_budget_lines,
     judge_meter,
     open_store,
+    stopped_text,
 )
 from lmmprobe.cli._view import legend, model_labels
 from lmmprobe.cli.registries import one_of
@@ -389,7 +390,10 @@ def _judge_pairs(
             found = judge_pairs(store, side_a, side_b, spec, judge_model, meter=meter)
             summary = found.summary()
     except RunAborted as exc:
-        fail(f"{exc}; the same command asks again (stored judge replies are reused)", code=1)
+        fail(
+            f"{stopped_text(exc)}; the same command asks again (stored judge replies are reused)",
+            code=1,
+        )
     except (RegistryError, ValueError) as exc:
         fail(exc)
     calls = summary["calls"] or {}

@@ -22,7 +22,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import console, fail, write_document
+from lmmprobe.cli._common import console, fail, said_when_interrupted, write_document
 from lmmprobe.cli._view import Column, fit_tables, legend, model_labels
 from lmmprobe.cli.imports import FieldOption, score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
@@ -134,6 +134,10 @@ def _fail_when_nothing_scored(
         )
 
 
+# Scoring writes nothing (its figures go to the terminal or stdout): nothing to keep.
+@said_when_interrupted(
+    "score writes nothing, so nothing is left half-done; the same command scores the file again"
+)
 def score(
     file: Annotated[
         Path,

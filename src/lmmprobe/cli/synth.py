@@ -18,7 +18,14 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from lmmprobe.cli._common import DbOption, command_name, console, err_console, fail
+from lmmprobe.cli._common import (
+    DbOption,
+    command_name,
+    console,
+    err_console,
+    fail,
+    said_when_interrupted,
+)
 
 app = typer.Typer(no_args_is_help=True, help="Generate and inspect synthetic benchmarks (Dysca).")
 
@@ -207,6 +214,7 @@ def generate(
         fail(exc)
     start = time.perf_counter()
     with (
+        said_when_interrupted(_nothing_written(out)),
         _sigterm_as_interrupt(),
         Progress(
             "[progress.description]{task.description}",
@@ -290,7 +298,7 @@ def _generate_video(
     except ValueError as exc:
         fail(exc)
     start = time.perf_counter()
-    with _sigterm_as_interrupt():
+    with said_when_interrupted(_nothing_written(out)), _sigterm_as_interrupt():
         try:
             manifest = write_video_dataset(config, out, workers=workers, overwrite=overwrite)
         except FileExistsError:
@@ -311,6 +319,14 @@ def _generate_video(
         highlight=False,
         soft_wrap=True,
         no_wrap=True,
+    )
+
+
+def _nothing_written(out: Path) -> str:
+    """What an interrupted generation keeps (`write_dataset` writes `out` whole or not at all)."""
+    return (
+        f"nothing was written: {out} is as it was (the work folder beside it is removed); "
+        "the same command generates the set again"
     )
 
 

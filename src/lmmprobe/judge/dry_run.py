@@ -166,11 +166,21 @@ def plan_judges(spec: RunSpec) -> list[PlannedJudge]:
         path = Path(spec.db) if spec.db else DEFAULT_DB
         # An absent store holds nothing: it is not created just to be looked at.
         store = Store(path, read_only=True) if path.exists() and not spec.no_cache else None
+        # A judge request one model's answers counted is read from the store by the next
+        # model's judging (answers sharing a judge prompt across models): counted once.
+        earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
         return [
             planned
             for model_spec in spec.models
             for planned in _plan_model(
-                model_spec, load_unkeyed(model_spec)[0], load, protocols, judges, spec, store
+                model_spec,
+                load_unkeyed(model_spec)[0],
+                load,
+                protocols,
+                judges,
+                spec,
+                store,
+                earlier,
             )
         ]
     finally:
@@ -202,14 +212,18 @@ def _plan_model(
     judges: dict[str, tuple[Model | AsyncModel, str | None]],
     spec: RunSpec,
     store: Store | None,
+    earlier: dict[str, EarlierKeys],
 ) -> list[PlannedJudge]:
+    """One model's judge calls, per judge.
+
+    `earlier` holds each judge's requests counted before (an earlier chunk's or model's),
+    which the step asks once: counted once.
+    """
     config = spec.judge
     assert config is not None  # plan_judges returns early without one
     bound = bound_tokens = read = samples_seen = unfit = undecided = 0
     rules_first = fits_any = False
     counts = {judge_spec: _Count() for judge_spec in judges}
-    # A judge request an earlier chunk counted is asked once by the step: counted once.
-    earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
     held_back: list[tuple[int, _Ask]] = []  # a grouped protocol's asks, counted at the end
     grouped_unread = False
     for samples in chunks_of(load):
@@ -467,9 +481,11 @@ def plan_stored_judges(
         judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
         planned = []
         read: dict[str, int] = {}
+        # A request counted for one model (or chunk) is asked once: a later model whose
+        # answers share its judge prompt reads its reply from the store (re-test 20b #1).
+        earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
         for mo in outcome.models:
             counts = {judge_spec: _Count() for judge_spec in judges}
-            earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
             read[mo.spec] = 0
             held_back: list[tuple[int, _Ask]] = []
             for scores, held, protocols in samples.chunks(store, source, mo.spec):

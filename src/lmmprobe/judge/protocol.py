@@ -48,6 +48,7 @@ __all__ = [
     "read_within_limit",
     "reply_answer",
     "sample_fits",
+    "settled",
     "stages_of",
     "within_limit",
 ]
@@ -239,6 +240,8 @@ class JudgeProtocol(Protocol):
     # the readings of stages 0..k; `rule`, `prompt` and `read` see `JudgeItem.stage`.
     # Optional members of a protocol that grades several answers in one prompt (read with
     # `grouped`): ``batch``, ``group``, ``prompt_group`` and ``read_group`` (`GroupedProtocol`).
+    # Optional member (read with `settled`): ``settle`` (item -> Reading | None), the verdict
+    # on an answer no judge needs to see whatever the mode (an empty answer is wrong).
     # Optional members saying which answers it judges (read with `sample_fits`): ``applies``
     # (item -> bool; without it, every answer that did not fail and was not cut off) and
     # ``fits`` (sample -> bool: the part of ``applies`` the sample alone decides).
@@ -314,6 +317,21 @@ def sample_fits(protocol: JudgeProtocol, sample: Sample) -> bool | None:
     if callable(fits):
         return bool(fits(sample))
     return None if callable(getattr(protocol, "applies", None)) else True
+
+
+def settled(protocol: JudgeProtocol, item: JudgeItem) -> Reading | None:
+    """The verdict `protocol` gives `item` without asking a judge, in any mode; None: ask.
+
+    lmmprobe's own protocols settle an empty answer (nothing left once thinking is split off)
+    as wrong: a judge has nothing to read in it, so paying for its call buys nothing (the
+    baselines' empty free-form answers were each a judge call, re-test 20b #1). An official
+    protocol has no ``settle`` and asks its judge as the benchmark's code does.
+    """
+    settle = getattr(protocol, "settle", None)
+    if not callable(settle):
+        return None
+    reading = settle(item)
+    return reading if isinstance(reading, Reading) else None
 
 
 def grouped(protocol: JudgeProtocol) -> GroupedProtocol | None:

@@ -56,6 +56,7 @@ from lmmprobe.judge.protocol import (
     Reading,
     grouped,
     reply_answer,
+    settled,
     stages_of,
 )
 from lmmprobe.judge.protocols.lmmprobe_open import OpenProtocol
@@ -152,6 +153,9 @@ class JudgeModelStats:
     answered: int = 0
     """Rows of the model whose request returned an answer, not cut off: what a named
     ``--judge-protocol`` that applied to none of them could have judged."""
+    settled: int = 0
+    """Answers decided without a judge call whatever the mode (`settled`: an empty answer is
+    wrong); counted under ``decided["rule"]`` too."""
 
     def count_decided(self, judgements: Sequence[Judgement]) -> None:
         """Count one answer under the path that decided it: a rule, else a judge, else none.
@@ -173,6 +177,7 @@ class JudgeModelStats:
             "judges": list(judges),
             "protocols": dict(self.protocols),
             "decided": {k: self.decided.get(k, 0) for k in ("rule", "judge", "unjudged")},
+            "settled": self.settled,
             "calls": {
                 j: {
                     "requests": c.requests,
@@ -976,6 +981,15 @@ def _plan_asks(
         # for open rows (always) keeps its mode. A named protocol and a benchmark's official
         # one were checked before (`check_config`, `resolve_protocols`).
         when = config.when if config.when in protocol.when else protocol.when[0]
+        settle = settled(protocol, item)
+        if settle is not None:
+            # Nothing for a judge to read (an empty answer): decided here, no call paid for.
+            base = {"judge": None, "protocol": protocol.name, "version": protocol.version}
+            verdict = _from_reading(base, "rule", settle, protocol, item)
+            verdict.reason = "empty answer: settled without a judge"
+            score.judgements.append(verdict)
+            stats.settled += 1
+            continue
         rule = protocol.rule(item)
         if rule is not None:
             rules[(score.sample_id, score.repeat)] = rule

@@ -620,6 +620,13 @@ def import_file(
                 store, run_id, path, benchmark, spec, read, shown_run=run_id,
                 shown_store=str(store.path), before_rows=create,
             )  # fmt: skip
+        except KeyboardInterrupt as exc:
+            # Ctrl-C: the rows stored so far are in a run marked interrupted, which the
+            # command names (`run_id` on the interrupt, as a run's is).
+            if created:
+                store.update_run(run_id, status="interrupted")
+                exc.run_id = run_id  # type: ignore[attr-defined]
+            raise
         except BaseException:
             # A file that breaks off half-way (a duplicate id, a bad row) leaves no half run:
             # the rows it stored are in a run marked failed.

@@ -261,6 +261,11 @@ class JudgeResults(BaseModel):
         "(rules read it, no judge asked), ``judge`` (a judge's reply was read) and "
         "``unjudged`` (every judge failed or replied unreadably: counted apart)."
     )
+    settled: int = Field(
+        default=0,
+        description="Of ``decided['rule']``, answers settled without a judge call whatever "
+        "``--judge-when`` says: an empty answer is wrong (lmmprobe's own protocols).",
+    )
     calls: dict[str, JudgeCalls] = Field(
         default_factory=dict, description="Judge spec → its calls about this model's answers."
     )

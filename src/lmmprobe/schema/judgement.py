@@ -59,7 +59,9 @@ class Judgement(BaseModel):
         "reference answer, MMBench's matched option text).",
     )
     reason: str | None = Field(
-        default=None, description="Why the answer is unjudged (error type, unreadable reply)."
+        default=None,
+        description="Why the answer is unjudged (error type, unreadable reply), or why a rule "
+        "settled it with no judge asked (an empty answer).",
     )
 
 

@@ -40,6 +40,8 @@ import contextlib
 import dataclasses
 import importlib
 import os
+import re
+import shlex
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,8 +145,35 @@ DATA_DIR_EXPORT = f'export {DATA_DIR_ENV}="$HOME/lmmprobe-data"'
 """The line fetch hints print first while ``$LMMPROBE_DATA_DIR`` is not set (it has no default)."""
 
 
-def fetch_hint(b: Benchmark) -> str:
-    """How to get a copy: the definition's fetch command, and where the copy is looked for."""
+def _fetch_into(b: Benchmark, path: str) -> str | None:
+    """`b`'s fetch command writing its copy to `path`, or None where it names no one folder.
+
+    The commands write to ``"$LMMPROBE_DATA_DIR/NAME"`` (or ``"$LMMPROBE_DATA_DIR"/NAME/...``):
+    that folder becomes `path`. A command that uses the variable otherwise (a zip unpacked
+    into the data folder) cannot be pointed elsewhere.
+    """
+    target = shlex.quote(str(Path(path).expanduser()))
+    copy = re.escape(b.copy or b.name)
+    var = re.escape(f"${DATA_DIR_ENV}")
+    fetch = re.sub(rf'(?:"{var}/{copy}"|"{var}"/{copy})(?![\w.-])', lambda _: target, b.fetch)
+    return None if f"${DATA_DIR_ENV}" in fetch or fetch == b.fetch else fetch
+
+
+def fetch_hint(b: Benchmark, path: str | None = None) -> str:
+    """How to get a copy: the definition's fetch command, and where the copy is looked for.
+
+    With `path` (a ``path=FOLDER`` that does not exist), the command writes the copy there,
+    where the data spec will look: before, it wrote to ``$LMMPROBE_DATA_DIR/NAME`` and the
+    same spec then still found nothing (re-test 20b #8).
+    """
+    if path is not None:
+        fetch = _fetch_into(b, path)
+        if fetch is not None:
+            return f"Fetch it into {path} with:\n  {fetch}"
+        return (
+            f"{fetch_hint(b)} (the command writes the copy to ${DATA_DIR_ENV}/"
+            f"{b.copy or b.name}, not to {path}: pass path= that folder once it is fetched)"
+        )
     if data_dir() is None:
         # The export comes first: pasted as printed, a command naming "$LMMPROBE_DATA_DIR"/NAME
         # with the variable unset would write to /NAME at the filesystem root.
@@ -176,7 +205,9 @@ def locate(b: Benchmark, path: str | None) -> _Location:
     if path is not None:
         folder = Path(path).expanduser()
         if not folder.exists():
-            raise DataError(f"benchmark {b.name}: path={path} does not exist.\n{fetch_hint(b)}")
+            raise DataError(
+                f"benchmark {b.name}: path={path} does not exist.\n{fetch_hint(b, path)}"
+            )
         return _Location(str(folder), folder)
     local = local_copy(b)
     if local is not None and local.is_dir():

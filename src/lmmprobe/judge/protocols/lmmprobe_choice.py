@@ -108,6 +108,10 @@ class ChoiceProtocol:
         """`applies` of an answer to `sample`, the sample's part: single-choice, one gold."""
         return sample.is_choice and isinstance(sample.answer, int)
 
+    def settle(self, item: JudgeItem) -> Reading | None:
+        """An empty answer is wrong without asking (`lmmprobe.judge.protocol.settled`)."""
+        return None if item.answer else Reading(value=0.0)
+
     def rule(self, item: JudgeItem) -> Reading | None:
         """The answer pipeline's reading, where it read an option."""
         s = item.score

@@ -2,7 +2,8 @@
 
 Our definition (docs/definitions.md, "lmmprobe-open"). It applies to open-ended rows with a
 reference answer and/or a ``rubric`` (a metadata field) whose request returned an answer that
-was not cut off; there are no rules, so every such answer goes to the judge (``always``).
+was not cut off; there are no rules, so every such answer goes to the judge (``always``),
+but for an empty answer, settled wrong without a call (`OpenProtocol.settle`).
 
 The judge grades on a scale chosen with ``--judge-scale``: ``binary`` (reply ``correct`` or
 ``incorrect``: 1 or 0), ``1-5`` or ``1-10`` (reply a whole number in the range: the grade).
@@ -130,6 +131,16 @@ class OpenProtocol:
     def rule(self, item: JudgeItem) -> Reading | None:
         """No rules: every answer goes to the judge."""
         return None
+
+    def settle(self, item: JudgeItem) -> Reading | None:
+        """An empty answer is wrong without asking (`lmmprobe.judge.protocol.settled`).
+
+        ``incorrect`` on the binary scale, the lowest grade (1, "wrong or useless") on a
+        graded one.
+        """
+        if item.answer:
+            return None
+        return Reading(value=0.0, reading="incorrect") if self.scale == "binary" else Reading(1.0)
 
     def prompt(self, item: JudgeItem) -> JudgePrompt:
         """The prompt about `item` (the built-in template, or one's own)."""

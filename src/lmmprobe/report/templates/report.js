@@ -190,7 +190,7 @@
     }
     var table = el("table", "answers");
     var head = el("tr");
-    ["model", "raw answer", "stage", "prediction", ""].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    ["model", "raw answer", "stage", "prediction", "verdict / score"].forEach(function (h) { head.appendChild(el("th", null, h)); });
     table.appendChild(head);
     it.ans.forEach(function (a) {
       var tr = el("tr");
@@ -217,7 +217,13 @@
       tr.appendChild(el("td", null, a[F.prediction]));
       var c = a[F.correct];
       var sc = F.score === undefined ? null : a[F.score];
-      if (sc !== null && sc !== undefined) {
+      if (a[F.stage] === "empty") {
+        // Named as serve's sample page names it: a blank cell, or a bare 0.0, read as a
+        // missing figure or as an answer scored.
+        var empty = el("td", "score", "(empty answer)");
+        empty.title = "a caption or free-form description with no text: no verdict; the free-form score counts it 0";
+        tr.appendChild(empty);
+      } else if (sc !== null && sc !== undefined) {
         var td = el("td", "score", Number(sc).toFixed(1));
         td.title = "free-form score: embedding similarity × 100";
         tr.appendChild(td);
