@@ -121,17 +121,19 @@ def test_a_hint_in_prose_is_wrapped_around_never_cut() -> None:
     listed = lmmprobe("data", "list", columns=80, LMMPROBE_DATA_DIR="")
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    at = [n for n, line in enumerate(lines) if "data show NAME" in line]
-    assert len(at) == 1, lines
-    hint = re.search(r"`[^`]*lmmprobe data show NAME`", lines[at[0]])
-    assert hint is not None, lines  # the command whole on one line, to copy
-    # The sentence before it wrapped between words onto lines of its own.
-    assert "is not set" not in lines[at[0]], lines
-    for line in lines[at[0] - 2 : at[0] + 1]:
+    # The footer's sentence, from its first line to the one that ends it.
+    (first,) = [n for n, line in enumerate(lines) if line.startswith("LMMPROBE_DATA_DIR is not")]
+    last = next(n for n in range(first, len(lines)) if lines[n].endswith("fetch command."))
+    block = lines[first : last + 1]
+    hint = re.search(r"`[^`]*lmmprobe data show NAME`", listed.stdout)
+    assert hint is not None, block
+    # The command whole on one line, to copy; the prose wrapped between words around it.
+    assert any(hint.group() in line for line in block), block
+    for line in block:
         assert len(line) <= 80 or hint.group() in line, line
-    assert " ".join(" ".join(lines[at[0] - 2 : at[0] + 1]).split()).startswith(
+    assert " ".join(" ".join(block).split()) == (
         "LMMPROBE_DATA_DIR is not set: local copies are looked for in $LMMPROBE_DATA_DIR/NAME "
-        "(or give path=FOLDER); `"
+        f"(or give path=FOLDER); {hint.group()} prints the fetch command."
     )
 
 

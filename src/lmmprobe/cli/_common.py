@@ -57,7 +57,8 @@ def command_name() -> str:
     return program_name(sys.argv[0] if sys.argv else "")
 
 
-_HINT_RE = re.compile(r"`lmmprobe(?=[ `])")
+_HINT_RE = re.compile(r"`((?:[A-Z_][A-Z0-9_]*=[^\s`]* )*)lmmprobe(?=[ `])")
+"""A hint's command in backticks, with any environment settings before it (`COLUMNS=140 ...`)."""
 
 
 _TOOL_RE = re.compile(r"(?<![\w./:-])(?:hf(?= download )|gdown(?= (?:--|https?:)))")
@@ -102,8 +103,8 @@ def runnable(text: str) -> str:
     name = command_name()
     if name == "lmmprobe":
         return text
-    if "`lmmprobe" in text:
-        text = _HINT_RE.sub(lambda _: "`" + name, text)
+    if "lmmprobe" in text:
+        text = _HINT_RE.sub(lambda m: "`" + m.group(1) + name, text)
     if "hf download " in text or "gdown " in text:
         tools = _tools_beside()
         if tools:

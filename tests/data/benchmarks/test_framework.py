@@ -341,7 +341,10 @@ def test_online_the_hub_is_used_at_the_pinned_revision_then_cached(tmp_path: Pat
 
 
 def test_missing_path_says_so(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"path=.*nowhere does not exist\.\nFetch it with"):
+    # The fetch command writes the copy where path= looks (re-test 20b #8).
+    with pytest.raises(
+        DataError, match=r"path=.*nowhere does not exist\.\nFetch it into .*nowhere with"
+    ):
         load_source(f"toy-choice,path={tmp_path / 'nowhere'}")
 
 
