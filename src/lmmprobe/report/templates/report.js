@@ -220,7 +220,7 @@
       if (a[F.stage] === "empty") {
         // Named as serve's sample page names it: a blank cell, or a bare 0.0, read as a
         // missing figure or as an answer scored.
-        var empty = el("td", "score", "(empty answer)");
+        var empty = el("td", "empty-answer", "(empty answer)");
         empty.title = "a caption or free-form description with no text: no verdict; the free-form score counts it 0";
         tr.appendChild(empty);
       } else if (sc !== null && sc !== undefined) {
