@@ -18,9 +18,16 @@ area of the code is still exercised there). Tests the code itself marks slow are
 0.36 because `make test` also type-checks (about a minute from a fresh clone): with 0.42 a fresh
 clone's suite took 9.7 minutes and `make test` 10.7 on the quiet machine (2026-12-01).
 
+``--extend`` reads a log of the fast suite alone (``make test``'s own run, with
+``LMMPROBE_TEST_CPU_LOG`` set) and adds to the list, keeping what it holds: the costliest fast
+tests, until the fast suite costs at most ``--fast-share`` of what it cost in that log. The
+suite grows every week; this keeps `make test` within its time without measuring the slow
+tests again.
+
 Usage:
     python benchmarks/suite_cpu.py [--write-slow] [--fast-share 0.36] [--log FILE]
     python benchmarks/suite_cpu.py --from-log FILE [--write-slow]
+    python benchmarks/suite_cpu.py --from-log FAST_LOG --extend --fast-share 0.6
 
 Measured 2026-12-01 (issue 34, item 17) on the shared 2-core machine while four other
 engineers worked beside it (load average about 5), so the CPU seconds are higher than a quiet
@@ -122,12 +129,33 @@ def write_list(chosen: list[TestCost], costs: list[TestCost], command: str) -> N
     SLOW_LIST.write_text("\n".join(head + lines) + "\n", encoding="utf-8")
 
 
+def extend_list(chosen: list[TestCost], costs: list[TestCost], command: str) -> None:
+    """Add `chosen` (fast tests of the log `costs`) to `tests/slow_tests.txt`, keeping its lines."""
+    total = sum(c.cpu for c in costs if not c.slow_in_code)
+    slow = sum(c.cpu for c in chosen)
+    today = datetime.date.today().isoformat()
+    lines = SLOW_LIST.read_text("utf-8").splitlines() if SLOW_LIST.exists() else []
+    lines += [
+        "",
+        f"# Added by `{command}` on {today}, from a log of the fast suite alone:",
+        f"# {len(chosen)} of its {len(costs)} tests, {slow:,.0f} of its {total:,.0f} CPU seconds"
+        f" ({100 * slow / total:.0f}%).",
+        *sorted(c.nodeid for c in chosen),
+    ]
+    SLOW_LIST.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     """Run or read the measurement, print it, and write the list when asked."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--from-log", type=Path, help="read this log instead of running the suite")
     ap.add_argument("--log", type=Path, help="where the run's log goes (default: a temp file)")
     ap.add_argument("--write-slow", action="store_true", help="rewrite tests/slow_tests.txt")
+    ap.add_argument(
+        "--extend",
+        action="store_true",
+        help="add the log's costliest fast tests to tests/slow_tests.txt, keeping its lines",
+    )
     ap.add_argument("--fast-share", type=float, default=0.36, help="CPU share the fast suite keeps")
     ap.add_argument("--top", type=int, default=25, help="files and tests shown")
     args, extra = ap.parse_known_args()
@@ -152,7 +180,14 @@ def main() -> None:
     print("\ncostliest tests (CPU s, wall s):")
     for c in sorted(costs, key=lambda c: c.cpu, reverse=True)[: args.top]:
         print(f"  {c.cpu:7.2f} {c.wall:7.2f}  {c.nodeid}")
-    if args.write_slow:
+    if args.extend:
+        fast_costs = [c for c in costs if not c.slow_in_code and c.nodeid not in listed]
+        chosen = choose_slow(fast_costs, args.fast_share)
+        command = f"python benchmarks/suite_cpu.py --extend --fast-share {args.fast_share:g}"
+        extend_list(chosen, fast_costs, command)
+        listed |= {c.nodeid for c in chosen}
+        print(f"\nadded {len(chosen)} tests to {SLOW_LIST.relative_to(ROOT)}")
+    elif args.write_slow:
         chosen = choose_slow(costs, args.fast_share)
         command = "python benchmarks/suite_cpu.py --write-slow" + (
             f" --fast-share {args.fast_share:g}" if args.fast_share != 0.36 else ""
