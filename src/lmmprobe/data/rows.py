@@ -12,10 +12,12 @@ problems (or raise in strict mode) and drop repeated ids (`FirstSeen`: bounded m
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import sqlite3
 import stat
+import sys
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -828,6 +830,65 @@ def noting_images(note: Callable[[Path, str, str, os.stat_result], None]) -> Ite
 
 
 _PATH_PARTS = 3
+
+
+class _LongInt:
+    """Stands in for an integer too long to convert (found again by `find_value`)."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = len(digits.lstrip("-"))
+
+
+def find_value(value: Any, hit: Callable[[Any], bool]) -> tuple[str | None, Any] | None:
+    """The path (`value_path`) and value of the first part of a decoded row `hit` picks.
+
+    Object keys are searched as well as values. Iterative: the row may nest deeply.
+    """
+    stack: list[tuple[Any, str | None]] = [(value, None)]
+    while stack:
+        item, path = stack.pop()
+        if hit(item):
+            return path, item
+        if isinstance(item, dict):
+            for k, v in reversed(list(item.items())):
+                if hit(k):
+                    return value_path(path, k), k
+                stack.append((v, value_path(path, k)))
+        elif isinstance(item, list):
+            stack.extend((v, value_path(path, i)) for i, v in reversed(list(enumerate(item))))
+    return None
+
+
+def _int_or_marker(digits: str) -> int | _LongInt:
+    try:
+        return int(digits)
+    except ValueError:  # past sys.get_int_max_str_digits()
+        return _LongInt(digits)
+
+
+def too_long_int(text: str, start: int | None = None) -> RowError | None:
+    """The field holding an integer too long for Python to read, if that is what failed.
+
+    `text` is JSON that `json.loads` refused (with `start`: the one value starting there,
+    what follows it left unread, as a stream's buffer holds it); the error names the field
+    and the digit count, the one wording of every reader of outside JSON (Python's own
+    message ends in advice to call ``sys.set_int_max_str_digits()``, no advice to a user).
+    None when the JSON is not whole or fails for another reason.
+    """
+    try:
+        if start is None:
+            row = json.loads(text, parse_int=_int_or_marker)
+        else:
+            row, _ = json.JSONDecoder(parse_int=_int_or_marker).raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None
+    found = find_value(row, lambda v: isinstance(v, _LongInt))
+    if found is None:
+        return None
+    limit = sys.get_int_max_str_digits()
+    return RowError(
+        found[0], f"an integer of {found[1].digits} digits is too long (at most {limit})"
+    )
 
 
 def value_path(parent: str | None, key: object) -> str:
