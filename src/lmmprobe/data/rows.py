@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import stat
 import sys
@@ -27,6 +28,7 @@ from typing import Any, Protocol, TypeVar, cast
 from pydantic import ValidationError
 
 from lmmprobe._file_kind import kernel_file, not_regular_file
+from lmmprobe._secrets import redact_urls
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.data.image_pool import (
     READ_WHOLE,
@@ -193,6 +195,9 @@ def _image_file(base: Path, value: Any, field: str) -> tuple[str, os.stat_result
     if info is None and value[:5].lower() == "data:":
         # Only files are read: a data: URL was looked for as a file of that name.
         raise RowError(field, data_url_problem(value))
+    if info is None and is_url(value):
+        # So was an http(s) URL: "image file not found" sent the user looking for a file.
+        raise RowError(field, url_problem(value))
     if info is None or not stat.S_ISREG(info.st_mode) or kernel_file(info):
         unreadable = not_regular_file(base / value, "images", shown=value)
         raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
@@ -276,6 +281,34 @@ def data_url_problem(value: str) -> str:
     return (
         f"{shown!r} is a data: URL; lmmprobe does not read data: URLs as images: save the "
         "picture as a file and give its path, relative to the data file's folder"
+    )
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""A path that starts as a URL does (``https://``, ``s3://``): no file, though one could be
+named so (a folder ``https:``), which is why a file of that name is looked for first."""
+
+
+def is_url(value: str) -> bool:
+    """Whether an image path a row gives is a URL (``https://...``, ``s3://...``)."""
+    return _URL.match(value) is not None
+
+
+URL_SHOWN = 80
+"""Characters of a URL an error shows (a signed URL's query runs to hundreds)."""
+
+
+def url_problem(value: str, folder: str = "the data file's folder") -> str:
+    """Why an image given as a URL (``https://...``) is not read, and what to do instead.
+
+    `folder` is what a path given instead is relative to. The URL is shown with its secrets taken out (a password, a signed URL's signature or
+    token) and cut to `URL_SHOWN` characters.
+    """
+    shown = redact_urls(value)
+    shown = shown if len(shown) <= URL_SHOWN else f"{shown[:URL_SHOWN]}…"
+    return (
+        f"{shown!r} is a URL; lmmprobe reads images from local files only, never from the "
+        f"network: download the picture first and give its path, relative to {folder}"
     )
 
 
