@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -168,10 +169,11 @@ def test_caption_file_scores_and_anls(tmp_path):
 # --- the console script ---------------------------------------------------------------------
 
 
-def _lmmprobe(*args: str) -> subprocess.CompletedProcess[str]:
+def _lmmprobe(*args: str, columns: int | None = None) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
     assert exe is not None
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=300)
+    env = None if columns is None else {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=300, env=env)
 
 
 def test_score_format_json_prints_one_object_with_notes(tmp_path):
@@ -213,6 +215,40 @@ def test_score_export_reread_with_another_matcher(tmp_path):
     # "first" answers with the first option's mark: every reading agrees on it.
     acc = reread["models"]["first"]["accuracy"]["value"]
     assert acc == own["models"]["first"]["accuracy"]["value"]
+
+
+def _table_rows(stdout: str) -> dict[str, list[str]]:
+    """A plain table's cells by its first cell (header included), read on wide columns."""
+    return {
+        line.split()[0]: line.split() for line in stdout.splitlines() if line.strip() and
+        not set(line.strip()) <= set("\u2500")
+    }  # fmt: skip
+
+
+def test_score_of_an_exported_circular_run_counts_its_rows_as_the_run_table_does(tmp_path):
+    # `score run.jsonl` of a CircularEval run (a row per rotation) showed accuracy,
+    # format_hit_rate and instability with no n: "0.200" could not be tied to the 70 rows
+    # exported, where `run` and `show` give `rows` and `accuracy n` (re-test 21b #14).
+    db, rows = tmp_path / "db", tmp_path / "run.jsonl"
+    done = _lmmprobe("run", "-m", "random", "--data", "demo,n=20", "--circular", "--db",
+                     str(db), "--out", str(tmp_path / "o"), "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert _lmmprobe("export", "latest", "--db", str(db), "-o", str(rows)).returncode == 0
+    n = len(rows.read_text().splitlines())
+    assert n > 20  # a row per rotation
+    shown = _lmmprobe("show", "latest", "--db", str(db), columns=200)
+    scored = _lmmprobe("score", str(rows), columns=200)
+    assert scored.returncode == 0, scored.stderr
+    run_table, score_table = _table_rows(shown.stdout), _table_rows(scored.stdout)
+    assert run_table["model"][:4] == score_table["model"][:4] == ["model", "rows", "accuracy", "n"]
+    # The same counts for the same rows: every rotation is a row, and accuracy's n.
+    assert run_table["random"][1:3] == score_table["random"][1:3] == [str(n), str(n)]
+    # A few rows are marked, with the footnote, as the run's table marks them.
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(rows.read_text().splitlines(keepends=True)[:5]))
+    small = _lmmprobe("score", str(few))
+    assert small.returncode == 0, small.stderr
+    assert " 5 * " in small.stdout and "* fewer than 10 rows" in small.stdout, small.stdout
 
 
 @pytest.mark.parametrize(

@@ -86,19 +86,41 @@ def test_on_ray_too_answers_in_flight_are_stored_and_counted(tmp_path: Path) -> 
 
 
 def test_negative_usage_does_not_lower_the_meter(tmp_path: Path) -> None:
-    # -1,000,000 prompt tokens at $1M per million would give back $1,000,000 a call: today 200
-    # of 200 calls are paid past a $10 budget. A negative count is 0.
+    # -1,000,000 prompt tokens at $1M per million would give back $1,000,000 a call: 200 of 200
+    # calls were paid past a $10 budget. Read as 0 (re-test 21 #10), a server reporting
+    # negative prompt tokens still got free prompts: the budget counted its completions only.
+    # A negative count is no count: unknown, as a missing one, so the prompt cannot be priced
+    # and the budget cannot be kept: the answer is stored, nothing more is sent.
     usage = {"prompt_tokens": -1_000_000, "completion_tokens": 1, "total_tokens": -999_999}
+    db = tmp_path / "db"
     with FakeOpenAIServer(usage=usage) as server:
         model = f"openai:fake-vlm@{server.base_url},price=1000000:2000000,max_concurrency=1"
-        proc = _run("run", "-m", model, "--data", "demo,n=20", "-q", "--db", tmp_path / "db",
+        proc = _run("run", "-m", model, "--data", "demo,n=20", "-q", "--db", db,
                     "--out", tmp_path / "o", "--max-cost", "10")  # fmt: skip
         assert proc.returncode == 3, proc.stderr  # stopped by its budget
-        assert server.requests_total == 5  # $2 each, one at a time: the fifth reaches $10
+        assert server.requests_total == 1
+    assert "--max-cost cannot be kept" in proc.stdout and "--max-cost none" in proc.stdout
     status, stats = _stats(tmp_path / "o")
-    assert status == "stopped_budget" and stats["called"] == 5
-    assert stats["prompt_tokens"] == 0
-    assert "no count" in proc.stderr  # said, once
+    assert status == "stopped_budget" and stats["called"] == 1 and stats["errors"] == 19
+    with sqlite3.connect(db) as conn:
+        counts = conn.execute(
+            "SELECT prompt_tokens, completion_tokens FROM responses WHERE error_type IS NULL"
+        ).fetchall()
+    assert counts == [(None, 1)]  # unknown, not 0
+    assert "no count (prompt_tokens=-1000000)" in proc.stderr  # said, once
+
+
+def test_a_negative_completion_count_is_counted_at_the_token_limit(tmp_path: Path) -> None:
+    # Free prompts, $1 a completion token: a negative completion count read as 0 made every
+    # answer free. Unknown, it counts at the limit sent (4 tokens): $4, $8, $12.
+    usage = {"prompt_tokens": 10, "completion_tokens": -5, "total_tokens": 5}
+    with FakeOpenAIServer(usage=usage) as server:
+        model = f"openai:fake-vlm@{server.base_url},price=0:1000000,max_concurrency=1"
+        proc = _run("run", "-m", model, "--data", "demo,n=6", "-q", "--db", tmp_path / "db",
+                    "--out", tmp_path / "o", "--max-cost", "10", "--max-new-tokens", "4")  # fmt: skip
+        assert proc.returncode == 3, proc.stderr  # stopped by its budget
+        assert server.requests_total == 3
+    assert _spent(proc.stdout) == pytest.approx(12.0)
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,7 @@ def _shot(page: Any, name: str) -> None:
         page.screenshot(path=str(Path(shots) / f"{name}.png"), full_page=True)
 
 
-def test_serves_run_page_metrics_fit_the_page_at_1400_px(
+def test_serves_run_page_metrics_fit_the_page_at_1400_and_960_px(
     synth_run: tuple[Path, str], browser: Any
 ) -> None:
     # The run page's metrics table (ten columns of "0.125 [0.00, 0.40]") was 1,547 px wide
@@ -99,8 +99,10 @@ def test_serves_run_page_metrics_fit_the_page_at_1400_px(
     finally:
         server.terminate()
         server.wait(timeout=30)
-    table, room = widths[1400]
-    assert table <= room, widths
+    # At 960 px it still scrolled a little (995 px in 898, re-test 21b): a column of "-" only
+    # (the abstention rate, where none was offered) and each bar's 5rem minimum.
+    for table, room in widths.values():
+        assert table <= room, widths
 
 
 def test_the_reports_sample_browser_names_an_empty_free_form_answer(

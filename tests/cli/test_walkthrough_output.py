@@ -79,6 +79,12 @@ def test_long_specs_stay_whole_at_80_columns_in_score_audit_and_runs(
     rows = [line.split() for line in scored.stdout.splitlines()]
     # The label whole at the head of each table's row (a continuation table repeats it).
     assert sum(1 for r in rows if r[:1] == [LABEL] and r[1:2] != ["="]) >= 2
+    # So in `show` at 60 columns: the rows and accuracy n beside the first metric cut the
+    # label and the interval ("some-long-model-na…", "[0.25, 0.7…"); they are a table apart.
+    shown = lmmprobe("show", "latest", "--db", db, columns=60)
+    assert shown.returncode == 0, shown.stderr
+    _whole(shown.stdout, spec)
+    assert "…" not in shown.stdout and "…" not in scored.stdout, shown.stdout + scored.stdout
 
 
 @pytest.mark.slow

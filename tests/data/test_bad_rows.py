@@ -185,3 +185,31 @@ def test_cli_a_data_url_as_an_image_is_named_as_one_not_as_a_missing_file(tmp_pa
         "path, relative to the data file's folder"
     ) in " ".join(err.split()), err
     assert "image file not found" not in err and "A" * 100 not in err, err
+
+
+def test_cli_a_url_as_an_image_says_images_are_local_files(tmp_path: Path) -> None:
+    # An http(s) URL was looked for as a file of that name: "image file not found:
+    # https://... (looked for /folder/https:/...)", which sent the user looking for a file.
+    from PIL import Image
+
+    Image.new("RGB", (4, 4), "red").save(tmp_path / "ok.png")
+    signed = "https://bob:SecretPass123@cdn.example.com/cat.png?X-Amz-Signature=SIG4567890abc"
+    urls = [signed, "http://example.com/" + "a" * 300 + ".png", "s3://bucket/img/dog.jpg"]
+    rows = [_line(f"u{i}", images=[url]) for i, url in enumerate(urls)]
+    _write(tmp_path / "d.jsonl", [*rows, _line("ok", images=["ok.png"])])
+    proc = _lmmprobe("run", "-d", "d.jsonl", "-m", "first", "--db", "db", cwd=tmp_path)
+    err = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert "skipped 3 invalid row(s)" in err, err
+    advice = (
+        "is a URL; lmmprobe reads images from local files only, never from the network: "
+        "download the picture first and give its path, relative to the data file's folder"
+    )
+    assert (
+        "d.jsonl:1: images[0]: 'https://bob:[redacted]@cdn.example.com/cat.png?"
+        f"X-Amz-Signature=[redacted]' {advice}"
+    ) in err, err
+    assert f"d.jsonl:2: images[0]: 'http://example.com/{'a' * 61}…' {advice}" in err, err
+    assert f"d.jsonl:3: images[0]: 's3://bucket/img/dog.jpg' {advice}" in err, err
+    assert "image file not found" not in err and "a" * 100 not in err, err
+    assert "SecretPass123" not in err and "SIG4567890abc" not in err, err

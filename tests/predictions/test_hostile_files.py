@@ -714,6 +714,41 @@ def test_a_line_over_the_element_limit_is_refused_like_a_json_element(
     _one_line_error(code, out, path, f"{path}:2:", "longer than 64 MiB")
 
 
+@pytest.mark.parametrize(
+    ("layout", "pad"),
+    [("jsonl", 0), ("json-array", 0), ("json-array", 1), ("json-array", -1)],
+    ids=["jsonl", "json-array", "json-array-element-cut-by-a-read", "json-array-nested"],
+)
+def test_an_integer_too_long_is_named_by_its_field_in_the_data_loaders_words(
+    tmp_path: Path, layout: str, pad: int
+) -> None:
+    # A JSON array said Python's words ("not valid JSON: Exceeds the limit (4300 digits) for
+    # integer string conversion: value has 5000 digits"), JSON Lines the same with Python's
+    # advice to call sys.set_int_max_str_digits() (re-test 21 #20); the data loader says
+    # which field holds an integer of how many digits. One wording for all three. `pad` 1
+    # ends the integer just before the reader's first 1 MiB read does, the rest of its row
+    # not read yet; -1 nests it in the row.
+    first = {"id": "a", "prediction": "x", "gold": "x"}
+    if pad > 0:  # "[", the first row, ', {"id": ', the digits, then 10 characters to 1 MiB
+        first["prediction"] = "x" * ((1 << 20) - 10 - 5000 - len(json.dumps(first)) - 10)
+    long = "9" * 5000
+    second = f'{{"id": {long}, "prediction": "x", "gold": "x"}}'
+    field = "id"
+    if pad < 0:
+        second = f'{{"id": "b", "prediction": "x", "gold": "x", "meta": {{"n": [1, {long}]}}}}'
+        field = "meta.n[1]"
+    if layout == "jsonl":
+        path, where = tmp_path / "answers.jsonl", "2"
+        path.write_text(json.dumps(first) + "\n" + second + "\n")
+    else:
+        path, where = tmp_path / "answers.json", "#2"
+        path.write_text("[" + json.dumps(first) + ", " + second + "]")
+    code, out = _import(path, tmp_path, timeout=60)
+    said = f"{path}:{where}: {field}: an integer of 5000 digits is too long (at most 4300)"
+    _one_line_error(code, out, path, said)
+    assert "Exceeds the limit" not in out and "set_int_max_str_digits" not in out, out
+
+
 def test_an_over_long_prediction_is_an_error_row_and_the_other_rows_are_read(
     tmp_path: Path,
 ) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from scipy import stats
+from tests.console import lmmprobe
 from typer.testing import CliRunner
 
 from lmmprobe.api import evaluate
@@ -653,3 +654,32 @@ def test_data_change_is_checked_only_against_fingerprints_of_this_format(tmp_pat
     warnings = load_report_data([ev.run_id], db=db).warnings
     assert any("older lmmprobe" in w for w in warnings)
     assert not any("changed since run" in w for w in warnings)
+
+
+def test_a_list_values_items_are_in_the_browsers_metadata_line(tmp_path: Path) -> None:
+    # A `--by` list value (MathVista's skills) puts the row in each item's group; the sample
+    # browser's line of metadata (what its search reads) left lists out, so searching
+    # "geometry" did not find a row listing it among its skills.
+    Image.new("RGB", (8, 8), "red").save(tmp_path / "r.png")
+    skills: list[object] = [["algebra", "geometry"], "algebra", [1, True], [{"nested": 1}], []]
+    lines = [
+        json.dumps({"id": f"q{i}", "images": ["r.png"], "question": "Colour?",
+                    "choices": ["red", "blue"], "answer": 0, "metadata": {"skills": s}})
+        for i, s in enumerate(skills)
+    ]  # fmt: skip
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
+    db = tmp_path / "db"
+    done = lmmprobe("run", "-m", "first", "-d", tmp_path / "d.jsonl", "--by", "skills",
+                    "--db", db, "--out", tmp_path / "o", "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    made = lmmprobe("report", "--db", db, "-o", tmp_path / "r.html")
+    assert made.returncode == 0, made.stderr
+    items = _blob((tmp_path / "r.html").read_text(encoding="utf-8"))["browser"]["items"]
+    meta = {item["id"]: item["meta"] for item in items}
+    assert meta == {
+        "q0": "skills: algebra, geometry",
+        "q1": "skills: algebra",
+        "q2": "skills: 1, True",
+        "q3": "",  # nested values would swamp the line
+        "q4": "",
+    }

@@ -220,3 +220,30 @@ def test_a_by_key_no_stored_row_has_is_named_from_the_stored_rows(tmp_path: Path
         "warning: --by level: no row has the metadata key 'level', so every row is under "
         '"(missing)"; metadata keys here: subtask'
     ]
+
+
+def test_a_by_value_written_missing_shares_the_group_of_rows_lacking_the_key(
+    tmp_path: Path,
+) -> None:
+    """A row whose ``--by`` value is the text "(missing)" (alone or in a list) shares the group
+    of the rows lacking the key: the run stopped with "rows said to come in sample-id order
+    came out of that order" (re-test 21 review, h19b), the group's rows counted in two parts."""
+    values: list[Any] = ["(missing)", None, ["(missing)", "x"], "x"]  # None: key left out
+    lines = []
+    for i in range(24):
+        value = values[i % 4]
+        meta = {} if value is None else {"level": value}
+        row = {"id": f"q{i}", "images": [], "question": f"Which animal is item{i}?",
+               "choices": ["cat", "dog"], "answer": i % 2, "metadata": meta}  # fmt: skip
+        lines.append(json.dumps(row) + "\n")
+    (tmp_path / "rows.jsonl").write_text("".join(lines), encoding="utf-8")
+    done = lmmprobe(
+        "run", "--model", "first", "--data", tmp_path / "rows.jsonl", "--by", "level",
+        "--db", tmp_path / "db", "--out", tmp_path / "o", "-q",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    res = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    groups = res["models"]["first"]["breakdown"]["level"]
+    # Every row but the "x" ones: 6 "(missing)", 6 lacking the key, 6 with both in a list.
+    assert groups["(missing)"]["accuracy"]["n"] == 18
+    assert groups["x"]["accuracy"]["n"] == 12

@@ -367,15 +367,18 @@ class _Count(int):
 def test_a_plain_int_count_reads_as_the_general_path_reads_it(value: int) -> None:
     # Plain ints and None are read before the (slow) protocol check; any other integer type
     # still takes it, and both must agree.
-    assert token_count(value) == token_count(_Count(value)) == min(max(value, 0), MAX_TOKEN_COUNT)
+    read = min(value, MAX_TOKEN_COUNT) if value >= 0 else None  # a negative count is no count
+    assert token_count(value) == token_count(_Count(value)) == read
 
 
 def test_token_count_edge_values() -> None:
     assert token_count(None) is None
     assert token_count(True) is None and token_count(False) is None
     assert token_count(12.0) == 12 and token_count(1.5) is None and token_count("3") is None
+    assert token_count(-1) is None and token_count(-3.0) is None and token_count(0) == 0
+    # A negative count is unknown, as a missing one (it was 0: free to a budget).
     assert Usage.model_validate({"prompt_tokens": -4, "completion_tokens": 2**40}) == Usage(
-        prompt_tokens=0, completion_tokens=MAX_TOKEN_COUNT
+        prompt_tokens=None, completion_tokens=MAX_TOKEN_COUNT
     )
 
 

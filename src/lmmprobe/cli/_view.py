@@ -182,8 +182,9 @@ def fit_tables(
 ) -> list[Table]:
     """Tables for `columns`, as few as fit the console's width, each starting with `first`.
 
-    `lead` columns (the row count) go in the first table only. A column too wide to share a
-    table gets one of its own (rich then folds it as little as it can).
+    `lead` columns (the row count) go in the first table only, alone there when the first
+    column does not fit beside them (rich would cut the model's label). A column too wide to
+    share a table gets one of its own (rich then folds it as little as it can).
     """
     width = console.width
     tables: list[Table] = []
@@ -209,7 +210,7 @@ def fit_tables(
 
     for col in columns:
         trial = build([*chunk, col], not tables)
-        if chunk and _natural_width(console, trial) > width:
+        if (chunk or (lead and not tables)) and _natural_width(console, trial) > width:
             tables.append(build(chunk, not tables))
             chunk = [col]
         else:

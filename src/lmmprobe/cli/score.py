@@ -23,20 +23,32 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import console, fail, said_when_interrupted, write_document
-from lmmprobe.cli._view import Column, fit_tables, legend, model_labels
+from lmmprobe.cli._view import (
+    SMALL_N_NOTE,
+    Column,
+    fit_tables,
+    has_small_n,
+    legend,
+    model_labels,
+    n_cell,
+)
 from lmmprobe.cli.imports import FieldOption, score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
 from lmmprobe.metrics import MetricValue
 from lmmprobe.metrics.builtin.leaderboard import leaderboard_of
 from lmmprobe.metrics.leaderboard import OPENVLM_COLUMNS
+from lmmprobe.metrics.outcome import ACCURACY_N
 from lmmprobe.metrics.text import CaptionTokenizer, MetricUnavailable
 from lmmprobe.parse import MATCHERS
 from lmmprobe.predictions import FileFormulation, InferMethod, export_rows, score_export
 from lmmprobe.report import format_metric, json_ready
+from lmmprobe.report.results import row_counts
 
 ScoreFormat = Literal["table", "json"]
 _EXPORT_COLUMNS = ("accuracy", "format_hit_rate", "instability")
+_COUNTED = ("accuracy", "error_rate")
+"""The metrics whose n are a model's judged rows and all its rows (`row_counts`)."""
 
 
 def _export_tables(
@@ -49,6 +61,16 @@ def _export_tables(
     model's spec was folded into four pieces of a URL.
     """
     first = Column("model", [labels[model] for model in models])
+    # Each model's rows and accuracy's n lead, as in `run`'s and `show`'s tables (and the
+    # `--by` tables of `score --benchmark`): an export of a CircularEval run has a row per
+    # rotation, so without them a figure could not be tied to the rows it counts.
+    counts = [
+        row_counts({k: MetricValue(**v) for k, v in m.items() if k in _COUNTED}, None)
+        for m in models.values()
+    ]
+    lead = [Column("rows", [str(c[0]) for c in counts])]
+    if any(c[1] for c in counts):  # captions only: no right/wrong, no accuracy to count for
+        lead.append(Column(ACCURACY_N, [n_cell(c[1]) for c in counts]))
     # A column no model has (instability of a run without repeats) is left out, as `show` does.
     columns = [
         Column(
@@ -58,7 +80,7 @@ def _export_tables(
         for name in _EXPORT_COLUMNS
         if any(name in m for m in models.values())
     ]
-    return fit_tables(console, title, first, columns)
+    return fit_tables(console, title, first, columns, lead=lead)
 
 
 def score_leaderboard(folder: Path, spec: str, fmt: str) -> None:
@@ -349,9 +371,12 @@ def _score_export(
     if matcher:
         plain += f", answers re-read with the {matcher} matcher"
     labels = model_labels(list(models))
-    for i, table in enumerate(_export_tables(plain, models, labels)):
+    tables = _export_tables(plain, models, labels)
+    for i, table in enumerate(tables):
         if i:  # an export's continuation table, apart as `run` sets it
             console.print()
         console.print(table)
     for line in legend(labels):
         console.print(line, highlight=False, markup=False, soft_wrap=True, no_wrap=True)
+    if has_small_n(tables):  # under the tables, as `run` and `show` print it
+        console.print(SMALL_N_NOTE, highlight=False, markup=False)

@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from lmmprobe.data.base import DataError
 from lmmprobe.data.files import CHUNK, MAX_ELEMENT, UnreadableFile, open_regular
-from lmmprobe.data.rows import nesting_reason, too_deep, too_deep_text
+from lmmprobe.data.rows import nesting_reason, too_deep, too_deep_text, too_long_int
 
 __all__ = ["first_json_char", "iter_json", "iter_jsonl", "open_text"]
 
@@ -171,6 +171,20 @@ def _too_deep(where: str, text: str, start: int) -> DataError:
     return DataError(f"{where}: {key + ': ' if key else ''}{nesting_reason()}")
 
 
+def _long_int(where: str, text: str, start: int | None, exc: ValueError) -> DataError:
+    """The error for a value holding an integer too long for Python to read.
+
+    Worded as the data loader words it (`lmmprobe.data.rows.too_long_int`): the field and
+    the digit count, not Python's message and its advice to call
+    ``sys.set_int_max_str_digits()``, which is no advice to a user.
+    """
+    long = too_long_int(text, start)
+    if long is None:  # not found again: Python's words, without the advice
+        return DataError(f"{where}: not valid JSON: {str(exc).split(';')[0]}")
+    field = f"{long.field}: " if long.field else ""
+    return DataError(f"{where}: {field}{long.reason}")
+
+
 def iter_jsonl(path: Path, within: Path | None = None) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for each non-blank line of a JSON Lines file.
 
@@ -200,7 +214,7 @@ def iter_jsonl(path: Path, within: Path | None = None) -> Iterator[tuple[int, An
             except RecursionError:
                 raise _too_deep(where, line, 0) from None
             except ValueError as exc:  # an integer past Python's digit limit
-                raise DataError(f"{where}: not a JSON value: {exc}") from None
+                raise _long_int(where, line, None, exc) from None
             yield n, _checked(where, value)
 
 
@@ -270,8 +284,11 @@ class _Chunks:
                     continue
                 raise DataError(f"{where}: not valid JSON: {exc.msg}") from exc
             except ValueError as exc:  # an integer past Python's digit limit
-                # Python's own advice (sys.set_int_max_str_digits) is not the reader's to take.
-                raise DataError(f"{where}: not valid JSON: {str(exc).split(';')[0]}") from None
+                if too_long_int(self.buf, self.pos) is None and (
+                    len(self.buf) - self.pos <= MAX_ELEMENT and self.grow()
+                ):
+                    continue  # the element is not whole yet: its field is named once it is
+                raise _long_int(where, self.buf, self.pos, exc) from None
             if end - self.pos > MAX_ELEMENT:
                 # Decoded whole once the buffer doubled past the bound: still over it.
                 raise DataError(f"{where}: an element larger than {MAX_ELEMENT >> 20} MiB")

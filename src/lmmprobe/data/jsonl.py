@@ -23,8 +23,7 @@ import json
 import math
 import os
 import re
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +33,14 @@ from lmmprobe.data.files import read_regular
 from lmmprobe.data.rows import (
     RowError,
     check_images,
+    find_value,
     nesting_reason,
     require_object,
     stream_rows,
     to_sample,
     too_deep,
     too_deep_text,
-    value_path,
+    too_long_int,
 )
 from lmmprobe.data.video import check_video
 from lmmprobe.schema import Sample
@@ -179,40 +179,15 @@ def _lines(path: Path) -> Iterator[tuple[int, str | None]]:
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
 
 
-class _LongInt:
-    """Stands in for an integer too long to convert (found again by `_find`)."""
-
-    def __init__(self, digits: str) -> None:
-        self.digits = len(digits.lstrip("-"))
-
-
-def _find(value: Any, hit: Callable[[Any], bool]) -> tuple[str | None, Any] | None:
-    """The path (`value_path`) and value of the first part of a decoded row `hit` picks.
-
-    Object keys are searched as well as values. Iterative: the row may nest deeply.
-    """
-    stack: list[tuple[Any, str | None]] = [(value, None)]
-    while stack:
-        item, path = stack.pop()
-        if hit(item):
-            return path, item
-        if isinstance(item, dict):
-            for k, v in reversed(list(item.items())):
-                if hit(k):
-                    return value_path(path, k), k
-                stack.append((v, value_path(path, k)))
-        elif isinstance(item, list):
-            stack.extend((v, value_path(path, i)) for i, v in reversed(list(enumerate(item))))
-    return None
-
-
 def _bad_utf8(text: str) -> RowError:
     bad = _BAD_BYTE.search(text)
     assert bad is not None
     byte = ord(bad.group()) - 0xDC00
     what = f"invalid UTF-8 (byte 0x{byte:02x} at column {bad.start() + 1}); save the file as UTF-8"
     try:
-        found = _find(json.loads(text), lambda v: isinstance(v, str) and bool(_BAD_BYTE.search(v)))
+        found = find_value(
+            json.loads(text), lambda v: isinstance(v, str) and bool(_BAD_BYTE.search(v))
+        )
     except (ValueError, RecursionError):
         found = None
     return RowError(found[0] if found else None, what)
@@ -233,36 +208,10 @@ def _infinite(text: str, row: Any) -> RowError | None:
     """
     if not _MAY_BE_INFINITE.search(text):
         return None
-    found = _find(row, lambda v: isinstance(v, float) and math.isinf(v))
+    found = find_value(row, lambda v: isinstance(v, float) and math.isinf(v))
     if found is None:
         return None
     return RowError(found[0], f"{found[1]} is infinite, a number JSON has no value for")
-
-
-def _int_or_marker(digits: str) -> int | _LongInt:
-    try:
-        return int(digits)
-    except ValueError:  # past sys.get_int_max_str_digits()
-        return _LongInt(digits)
-
-
-def too_long_int(text: str) -> RowError | None:
-    """The field holding an integer too long for Python to read, if that is what failed.
-
-    `text` is JSON that `json.loads` refused; the error names the field and the digit count
-    (Python's own message ends in advice to call ``sys.set_int_max_str_digits()``).
-    """
-    try:
-        row = json.loads(text, parse_int=_int_or_marker)
-    except (ValueError, RecursionError):
-        return None
-    found = _find(row, lambda v: isinstance(v, _LongInt))
-    if found is None:
-        return None
-    limit = sys.get_int_max_str_digits()
-    return RowError(
-        found[0], f"an integer of {found[1].digits} digits is too long (at most {limit})"
-    )
 
 
 MAX_JSON_DOCUMENT = 1 << 30

@@ -12,10 +12,13 @@ problems (or raise in strict mode) and drop repeated ids (`FirstSeen`: bounded m
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import re
 import sqlite3
 import stat
+import sys
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -25,6 +28,7 @@ from typing import Any, Protocol, TypeVar, cast
 from pydantic import ValidationError
 
 from lmmprobe._file_kind import kernel_file, not_regular_file
+from lmmprobe._secrets import redact_urls
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.data.image_pool import (
     READ_WHOLE,
@@ -191,6 +195,9 @@ def _image_file(base: Path, value: Any, field: str) -> tuple[str, os.stat_result
     if info is None and value[:5].lower() == "data:":
         # Only files are read: a data: URL was looked for as a file of that name.
         raise RowError(field, data_url_problem(value))
+    if info is None and is_url(value):
+        # So was an http(s) URL: "image file not found" sent the user looking for a file.
+        raise RowError(field, url_problem(value))
     if info is None or not stat.S_ISREG(info.st_mode) or kernel_file(info):
         unreadable = not_regular_file(base / value, "images", shown=value)
         raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
@@ -274,6 +281,34 @@ def data_url_problem(value: str) -> str:
     return (
         f"{shown!r} is a data: URL; lmmprobe does not read data: URLs as images: save the "
         "picture as a file and give its path, relative to the data file's folder"
+    )
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""A path that starts as a URL does (``https://``, ``s3://``): no file, though one could be
+named so (a folder ``https:``), which is why a file of that name is looked for first."""
+
+
+def is_url(value: str) -> bool:
+    """Whether an image path a row gives is a URL (``https://...``, ``s3://...``)."""
+    return _URL.match(value) is not None
+
+
+URL_SHOWN = 80
+"""Characters of a URL an error shows (a signed URL's query runs to hundreds)."""
+
+
+def url_problem(value: str, folder: str = "the data file's folder") -> str:
+    """Why an image given as a URL (``https://...``) is not read, and what to do instead.
+
+    `folder` is what a path given instead is relative to. The URL is shown with its secrets taken out (a password, a signed URL's signature or
+    token) and cut to `URL_SHOWN` characters.
+    """
+    shown = redact_urls(value)
+    shown = shown if len(shown) <= URL_SHOWN else f"{shown[:URL_SHOWN]}…"
+    return (
+        f"{shown!r} is a URL; lmmprobe reads images from local files only, never from the "
+        f"network: download the picture first and give its path, relative to {folder}"
     )
 
 
@@ -828,6 +863,65 @@ def noting_images(note: Callable[[Path, str, str, os.stat_result], None]) -> Ite
 
 
 _PATH_PARTS = 3
+
+
+class _LongInt:
+    """Stands in for an integer too long to convert (found again by `find_value`)."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = len(digits.lstrip("-"))
+
+
+def find_value(value: Any, hit: Callable[[Any], bool]) -> tuple[str | None, Any] | None:
+    """The path (`value_path`) and value of the first part of a decoded row `hit` picks.
+
+    Object keys are searched as well as values. Iterative: the row may nest deeply.
+    """
+    stack: list[tuple[Any, str | None]] = [(value, None)]
+    while stack:
+        item, path = stack.pop()
+        if hit(item):
+            return path, item
+        if isinstance(item, dict):
+            for k, v in reversed(list(item.items())):
+                if hit(k):
+                    return value_path(path, k), k
+                stack.append((v, value_path(path, k)))
+        elif isinstance(item, list):
+            stack.extend((v, value_path(path, i)) for i, v in reversed(list(enumerate(item))))
+    return None
+
+
+def _int_or_marker(digits: str) -> int | _LongInt:
+    try:
+        return int(digits)
+    except ValueError:  # past sys.get_int_max_str_digits()
+        return _LongInt(digits)
+
+
+def too_long_int(text: str, start: int | None = None) -> RowError | None:
+    """The field holding an integer too long for Python to read, if that is what failed.
+
+    `text` is JSON that `json.loads` refused (with `start`: the one value starting there,
+    what follows it left unread, as a stream's buffer holds it); the error names the field
+    and the digit count, the one wording of every reader of outside JSON (Python's own
+    message ends in advice to call ``sys.set_int_max_str_digits()``, no advice to a user).
+    None when the JSON is not whole or fails for another reason.
+    """
+    try:
+        if start is None:
+            row = json.loads(text, parse_int=_int_or_marker)
+        else:
+            row, _ = json.JSONDecoder(parse_int=_int_or_marker).raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None
+    found = find_value(row, lambda v: isinstance(v, _LongInt))
+    if found is None:
+        return None
+    limit = sys.get_int_max_str_digits()
+    return RowError(
+        found[0], f"an integer of {found[1].digits} digits is too long (at most {limit})"
+    )
 
 
 def value_path(parent: str | None, key: object) -> str:

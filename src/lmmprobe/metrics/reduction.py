@@ -360,12 +360,16 @@ def _parts(
             for label, rank in value_labels(raw):
                 rows.setdefault(label, []).append(i)
                 order[key].setdefault(label, rank)
+        missing = rows.pop(MISSING, []) if lacking else []
         for label, picked in rows.items():
             yield _group(groups[key], label, track_cost, by_sample), chunk.take(picked)
         if lacking:
             # A value whose text is "(missing)" shares the group, as in `group_by` (where
-            # its rows come before those lacking the key; here they come in row order).
-            yield _group(groups[key], MISSING, track_cost, by_sample), chunk.take(lacking)
+            # its rows come before those lacking the key; here they come in row order, one
+            # part: two, the lacking rows after, left the group's rows out of sample order,
+            # which a run's per-sample sums refuse).
+            picked = sorted(missing + lacking)
+            yield _group(groups[key], MISSING, track_cost, by_sample), chunk.take(picked)
 
 
 def _group(

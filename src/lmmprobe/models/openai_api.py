@@ -57,8 +57,8 @@ What the reply says about thinking is kept apart from its text: the message's
 0.10) or ``reasoning`` (vLLM from 0.11, which renamed the field, OpenRouter, Ollama, LM Studio)
 becomes `Response.reasoning`; ``finish_reason`` becomes `Response.finish_reason`;
 ``usage.completion_tokens_details.reasoning_tokens`` becomes `Usage.reasoning_tokens`. A usage
-count is the server's account, not the answer: a negative one is read as 0, a huge one clamped,
-one that is no whole number (NaN, a string) as unknown, with a warning; the answer is kept. The body
+count is the server's account, not the answer: a huge one is clamped, one that is no count
+(negative, NaN, a string) read as unknown, as a missing one, with a warning; the answer is kept. The body
 is read as JSON (not through the client's typed models, whose ``model_extra`` would hold these
 fields), so a field the client does not know arrives all the same. Inline ``<think>`` tags stay
 in the text: they are read apart when the answer is scored.
@@ -1420,9 +1420,9 @@ class OpenAIChatModel:
     def _usage(self, reported: object) -> Usage | None:
         """The reply's ``usage``, each count read by `token_count`; None when it sent none.
 
-        A usage field is the server's account, not the answer: a count that is negative, huge,
-        NaN, a string or no number at all is clamped or read as unknown (and warned about),
-        never a reason to throw the answer away and pay for it again.
+        A usage field is the server's account, not the answer: a huge count is clamped, one
+        that is negative, NaN, a string or no number at all read as unknown (and warned
+        about), never a reason to throw the answer away and pay for it again.
         """
         if not reported:
             return None
@@ -1480,10 +1480,11 @@ class OpenAIChatModel:
         self.usage_faults += 1
         if self.usage_faults == 1:
             log.warning(
-                "%s: the server reported a token count that is no count (%s): a negative count "
-                "is read as 0, one above %d as %d, reasoning tokens above the completion's as "
-                "the completion's, anything else as unknown (an answer without its usage); the "
-                "answer itself is kept. Further ones are counted, not logged",
+                "%s: the server reported a token count that is no count (%s): one above %d "
+                "is read as %d, reasoning tokens above the completion's as the completion's, "
+                "anything else (a negative count too) as unknown, as an answer without its "
+                "usage is counted; the answer itself is kept. Further ones are counted, not "
+                "logged",
                 self.opts.model,
                 what,
                 MAX_TOKEN_COUNT,

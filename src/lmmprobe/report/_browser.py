@@ -148,8 +148,16 @@ def _cut(text: str | None, limit: int = MAX_TEXT) -> str | None:
 
 
 def _meta_line(metadata: dict[str, Any]) -> str:
-    # Scalars only: nested values (a print attack's parameters) would swamp the line.
-    parts = [f"{k}: {v}" for k, v in metadata.items() if isinstance(v, str | int | float)]
+    # Scalars, and lists of them (MathVista's skills: a `--by` list value puts the row in
+    # each item's group, so the browser's search finds it by any item); other nested values
+    # (a print attack's parameters) would swamp the line.
+    scalar = str | int | float
+    parts = [
+        f"{k}: {', '.join(str(x) for x in v) if isinstance(v, list) else v}"
+        for k, v in metadata.items()
+        if isinstance(v, scalar)
+        or (isinstance(v, list) and v and all(isinstance(x, scalar) for x in v))
+    ]
     return _cut(" · ".join(parts), _META_TEXT) or ""
 
 

@@ -15,7 +15,8 @@ before it asks again (`guard`), so that a spent budget stops its retries too; th
 returns at last carries the usage of all its attempts, and what was told before is not counted
 twice.
 
-A response that reports no token count cannot be priced exactly. Its completion is counted at
+A response that reports no token count cannot be priced exactly (a count that is no count, a
+negative one included, is unknown: `lmmprobe.schema.token_count`). Its completion is counted at
 its request's ``max_new_tokens``, the limit the server was sent (an upper bound). Its prompt
 has no such bound (images are tokenized by the server): when the model's prompt tokens cost
 something, the budget cannot be kept, so under ``--max-cost`` the meter stops the run there
@@ -119,8 +120,8 @@ class CostMeter:
         stops = unbounded and price.input > 0
         if stops and self.unmetered is None:
             self.unmetered = (
-                f"{model_spec} answered without reporting its prompt tokens, so what it costs "
-                "cannot be known"
+                f"{model_spec} answered without reporting its prompt tokens (none, or a count "
+                "that is no count), so what it costs cannot be known"
             )
         if model_spec in self._unreported:
             return

@@ -47,9 +47,12 @@ def token_count(value: object) -> int | None:
     """A token count as a backend reported it, read as a count, or None when it is no count.
 
     Servers are outside text: a count is a whole number (an integral float such as ``12.0``
-    too); a negative one counts 0 (it must never lower a spend) and one above
-    `MAX_TOKEN_COUNT` counts that much. ``NaN``, infinities, fractions, strings, booleans and
-    anything else are not counts: None, unknown, never a reason to throw the answer away.
+    too) and one above `MAX_TOKEN_COUNT` counts that much. A negative one is no count a server
+    could have billed: it is unknown, as a missing one is, so that it can neither lower a spend
+    nor pass as free (read as 0, a server reporting negative prompt tokens was never stopped by
+    ``--max-cost``; unknown, its answer is priced as an answer without usage is, see
+    `lmmprobe.run.cost`). ``NaN``, infinities, fractions, strings, booleans and anything else
+    are not counts either: None, unknown, never a reason to throw the answer away.
 
     Args:
         value: The reported value (``usage.prompt_tokens`` of a reply, a stored column...).
@@ -61,7 +64,7 @@ def token_count(value: object) -> int | None:
     # A count as JSON gives it, or none, is read before the protocol check below, which is
     # slow (`typing` walks the protocol's members) and every response's usage reads several.
     if type(value) is int:
-        return min(max(value, 0), MAX_TOKEN_COUNT)
+        return min(value, MAX_TOKEN_COUNT) if value >= 0 else None
     if value is None:
         return None
     if isinstance(value, bool):
@@ -73,7 +76,7 @@ def token_count(value: object) -> int | None:
     if not isinstance(value, SupportsIndex):  # int, and integer types of numpy or torch
         return None
     count = operator.index(value)
-    return min(max(count, 0), MAX_TOKEN_COUNT)
+    return min(count, MAX_TOKEN_COUNT) if count >= 0 else None
 
 
 TokenCount = Annotated[int | None, BeforeValidator(token_count)]
@@ -83,8 +86,8 @@ TokenCount = Annotated[int | None, BeforeValidator(token_count)]
 class Usage(BaseModel):
     """Token accounting reported by the backend.
 
-    Each count is read by `token_count`: a negative count is 0, a huge one `MAX_TOKEN_COUNT`,
-    and a value that is no count (NaN, a string...) None.
+    Each count is read by `token_count`: a huge one is `MAX_TOKEN_COUNT`, and a value that is
+    no count (negative, NaN, a string...) None, unknown.
     """
 
     prompt_tokens: TokenCount = Field(default=None, description="Tokens in the prompt.")

@@ -40,11 +40,17 @@ _SHARE_METRICS = frozenset(
 
 
 def metric_names(metrics: dict[str, dict[str, Any]]) -> list[str]:
-    """The metric names of a run's models: headline metrics first (in column order), then others."""
+    """The metric names of a run's models: headline metrics first (in column order), then others.
+
+    A metric no model has a value for (the abstention rate of a run that offered no
+    abstention) is left out, as the terminal's table leaves it out: a column of "-" only
+    widened the table past a 960 px window.
+    """
     present: list[str] = []
     for per_model in metrics.values():
-        for name in per_model:
-            if name not in present:
+        for name, figure in per_model.items():
+            valued = not isinstance(figure, dict) or figure.get("value") is not None
+            if valued and name not in present:
                 present.append(name)
     head = [m.name for m in headline_metrics() if m.name in present]
     return head + [n for n in present if n not in head]

@@ -286,8 +286,10 @@ def model_counts(conn: sqlite3.Connection, run_id: str) -> dict[str, dict[str, i
 def metadata_keys(conn: sqlite3.Connection, run_id: str, probe: int = 500) -> dict[str, list[str]]:
     """Metadata keys of a run's rows and up to 30 values seen for each, from its first rows.
 
-    Values are those of scalar metadata (strings, numbers, booleans) in the first `probe` rows;
-    nested values are left out. Enough to offer a filter; any key or value can still be typed.
+    Values are those of scalar metadata (strings, numbers, booleans) in the first `probe` rows,
+    and the scalar items of a list (a row is in the group of each, as the breakdown counts
+    it); other nested values are left out. Enough to offer a filter; any key or value can
+    still be typed.
     """
     out: dict[str, list[str]] = {}
     for (text,) in conn.execute(
@@ -295,9 +297,10 @@ def metadata_keys(conn: sqlite3.Connection, run_id: str, probe: int = 500) -> di
     ):
         for key, value in _decode(text).items():
             values = out.setdefault(str(key), [])
-            shown = _scalar_text(value)
-            if shown is not None and shown not in values and len(values) < 30:
-                values.append(shown)
+            for item in value if isinstance(value, list) else [value]:
+                shown = _scalar_text(item)
+                if shown is not None and shown not in values and len(values) < 30:
+                    values.append(shown)
     return out
 
 
@@ -370,6 +373,30 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
+def _value_is(type_sql: str, value_sql: str) -> str:
+    """SQL: the JSON value of type `type_sql` and value `value_sql` is labelled ``?``.
+
+    Takes four parameters, the label each time: ``true``/``True``, ``false``/``False`` and
+    ``null``/``None`` name the literals, any other value its text.
+    """
+    return (
+        f"(CASE {type_sql} WHEN 'true' THEN ? IN ('true', 'True') WHEN 'false' THEN ? IN "
+        f"('false', 'False') WHEN 'null' THEN ? IN ('null', 'None') ELSE CAST({value_sql} AS "
+        "TEXT) = ? END)"
+    )
+
+
+def _in_list(item: str) -> str:
+    """SQL: the metadata value at path ``?`` is a list with an item ``e`` for which `item` holds.
+
+    Takes the path twice, then `item`'s parameters.
+    """
+    return (
+        f"(json_type({WHOLE_METADATA}, ?) = 'array' AND EXISTS (SELECT 1 FROM "
+        f"json_each({WHOLE_METADATA}, ?) e WHERE {item}))"
+    )
+
+
 def _where(run_id: str, f: RowFilter) -> tuple[list[str], list[Any]]:
     clauses, args = ["s.run_id = ?"], [run_id]
     if f.model:
@@ -398,21 +425,25 @@ def _where(run_id: str, f: RowFilter) -> tuple[list[str], list[Any]]:
             args.append(path)
         elif f.meta_value == MISSING:
             # The run page's breakdown groups rows lacking the key as "(missing)" (with
-            # any whose value is that very text): its link shows the same rows.
+            # any whose value, or an item of whose list, is that very text): its link shows
+            # the same rows.
             clauses.append(
-                f"(json_type({WHOLE_METADATA}, ?) IS NULL OR json_extract({WHOLE_METADATA}, ?) = ?)"
+                f"(json_type({WHOLE_METADATA}, ?) IS NULL OR json_extract({WHOLE_METADATA}, ?) = ? "
+                f"OR {_in_list('e.value = ?')})"
             )
-            args += [path, path, MISSING]
+            args += [path, path, MISSING, path, path, MISSING]
         else:
             # A value is written as the breakdown labels it (Python's ``True``, ``None``) or
             # as JSON (``true``, ``null``); booleans come back from json_extract as 1/0, so
-            # they are told by their JSON type.
-            clauses.append(
-                f"(CASE json_type({WHOLE_METADATA}, ?) WHEN 'true' THEN ? IN ('true', 'True') "
-                "WHEN 'false' THEN ? IN ('false', 'False') WHEN 'null' THEN ? IN ('null', "
-                f"'None') ELSE CAST(json_extract({WHOLE_METADATA}, ?) AS TEXT) = ? END)"
+            # they are told by their JSON type. A list value puts the row in the group of
+            # each of its items (`lmmprobe.metrics.choice.value_labels`), so a row matches
+            # when one of its items does.
+            whole = _value_is(
+                f"json_type({WHOLE_METADATA}, ?)", f"json_extract({WHOLE_METADATA}, ?)"
             )
-            args += [path, f.meta_value, f.meta_value, f.meta_value, path, f.meta_value]
+            clauses.append(f"({whole} OR {_in_list(_value_is('e.type', 'e.value'))})")
+            v = f.meta_value
+            args += [path, v, v, v, path, v, path, path, v, v, v, v]
     if f.text:
         like = _like(f.text)
         # Checked row by row as the page is read (in the order written, cheapest first), so a

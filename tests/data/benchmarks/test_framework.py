@@ -694,6 +694,9 @@ def test_image_ref_reads_every_stored_form(tmp_path: Path) -> None:
         image_ref(None, _ctx(), "image_2")
     with pytest.raises(RowError, match=r"image file not found: b\.png"):
         image_ref("b.png", _ctx(tmp_path))
+    # A URL in a local copy is no file of it: said so, not "image file not found".
+    with pytest.raises(RowError, match=r"'https://x\.org/b\.png' is a URL; .* the copy's"):
+        image_ref("https://x.org/b.png", _ctx(tmp_path))
     with pytest.raises(RowError) as err:
         image_ref(b"\x89PNG broken", _ctx(), "images[1]")
     assert err.value.field == "images[1]"

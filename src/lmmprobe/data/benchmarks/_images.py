@@ -17,7 +17,7 @@ from typing import Any
 
 from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.benchmarks.base import RowContext
-from lmmprobe.data.rows import RowError, check_image, outside_folder
+from lmmprobe.data.rows import RowError, check_image, is_url, outside_folder, url_problem
 from lmmprobe.schema import ImageRef
 from lmmprobe.schema.image import open_image, sample_images_problem, unreadable_reason
 
@@ -50,6 +50,8 @@ def _from_text(text: str, root: Path | None, field: str) -> ImageRef:
     try:
         data = base64.b64decode("".join(text.split()), validate=True)
     except (binascii.Error, ValueError):
+        if short and root is not None and is_url(text):  # no file of the copy's: say so
+            raise RowError(field, url_problem(text, "the copy's folder")) from None
         if short and escapes:
             raise RowError(field, escapes) from None
         base = root if root is not None else Path.cwd()
