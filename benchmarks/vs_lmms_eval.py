@@ -246,6 +246,21 @@ command gave old 46.0 / new 35.5 s at 100k and 9.8 / 9.5 s at 30k. The 3x target
 here) is still not met: once the images are checked elsewhere, the loading process spends about
 205 us a question, two thirds of it after the read (planning, keying, answering, scoring and
 storing each row, one after the other), which no second process shares.
+
+Then (2026-12-02) the first run was profiled again for per-row cuts (py-spy ``--gil`` on the
+main process, 20k; stage CPU timed in the CLI at 100k, load average 3-4): the main process
+spent 26.5 s of CPU at 100k, the first read 99 us a question (parsing 43: its image deferral
+19, the `Sample` 14; the spill 13; fingerprints 6.5), the run 149 us (storing responses and
+recording samples 38, storing scores 23, reading back and checking each spilled chunk 17,
+planning and keys 16, building each `Request` 16, scoring 15), results 11 us. No step is a
+tenth of it; what is large is one validation or one write a row needs, or a guard (the chunk
+check, the collector's thresholds) that stays. Each round now alternates which side goes first
+and prints the load average; the summary gives CPU ms a question and the CPU each round's new
+first run saved against old's. ``--sizes 10000 100000 --images --rounds 3 --no-lmms-eval
+--old-src OLD/src`` (load average 3.9-6.4), medians: first run CPU old 4.0 / new 3.8 s at 10k,
+39.1 / 37.9 s at 100k (0.39 / 0.38 ms a question), saved per round +7.3 / -6.0 / +4.6 % and
++3.2 / +15.2 / -10.7 %: the one cut made (no validated ``Usage()`` per stored response without
+token counts, ~1 us a row) is below what this machine can tell apart; peak RSS unchanged.
 """
 
 from __future__ import annotations
