@@ -246,6 +246,21 @@ command gave old 46.0 / new 35.5 s at 100k and 9.8 / 9.5 s at 30k. The 3x target
 here) is still not met: once the images are checked elsewhere, the loading process spends about
 205 us a question, two thirds of it after the read (planning, keying, answering, scoring and
 storing each row, one after the other), which no second process shares.
+
+Then (2026-12-02) the first run was profiled again for per-row cuts (py-spy ``--gil`` on the
+main process, 20k; stage CPU timed in the CLI at 100k, load average 3-4): the main process
+spent 26.5 s of CPU at 100k, the first read 99 us a question (parsing 43: its image deferral
+19, the `Sample` 14; the spill 13; fingerprints 6.5), the run 149 us (storing responses and
+recording samples 38, storing scores 23, reading back and checking each spilled chunk 17,
+planning and keys 16, building each `Request` 16, scoring 15), results 11 us. No step is a
+tenth of it; what is large is one validation or one write a row needs, or a guard (the chunk
+check, the collector's thresholds) that stays. Each round now alternates which side goes first
+and prints the load average; the summary gives CPU ms a question and the CPU each round's new
+first run saved against old's. ``--sizes 10000 100000 --images --rounds 3 --no-lmms-eval
+--old-src OLD/src`` (load average 3.9-6.4), medians: first run CPU old 4.0 / new 3.8 s at 10k,
+39.1 / 37.9 s at 100k (0.39 / 0.38 ms a question), saved per round +7.3 / -6.0 / +4.6 % and
++3.2 / +15.2 / -10.7 %: the one cut made (no validated ``Usage()`` per stored response without
+token counts, ~1 us a row) is below what this machine can tell apart; peak RSS unchanged.
 """
 
 from __future__ import annotations
@@ -507,6 +522,8 @@ def probe_env(src: Path | None) -> dict[str, str]:
 
 
 VARIANTS = ("new first", "new cached", "old first", "old cached", "lmms-eval")
+LOADS: list[float] = []
+"""The machine's 1-minute load average after each round: how shared it was while measured."""
 
 
 def measure(
@@ -538,10 +555,15 @@ def measure(
             )
     for side, env in sides.items():
         timed(lmmprobe_command(data, root / f"{side}-cached.db", root / "probe-out"), env)
+    LOADS.append(os.getloadavg()[0])
     got: dict[str, list[tuple[float, float, float]]] = {v: [] for v in VARIANTS}
     for r in range(args.rounds):
         line = []
-        for side, env in sides.items():
+        # Which side goes first alternates: a load that rises through a round slows both.
+        order = list(sides.items())
+        if r % 2:
+            order.reverse()
+        for side, env in order:
             fresh = root / f"{side}-fresh.db"
             got[f"{side} first"].append(
                 timed(lmmprobe_command(data, fresh, root / "probe-out"), env)
@@ -556,7 +578,13 @@ def measure(
         for v in VARIANTS:
             if got[v]:
                 line.append(f"{v} {got[v][-1][0]:.1f}s")
-        print(f"{n} questions, round {r + 1}: " + ", ".join(line), flush=True)
+        LOADS.append(os.getloadavg()[0])
+        print(
+            f"{n} questions, round {r + 1}: "
+            + ", ".join(line)
+            + f" (load average {LOADS[-1]:.1f})",
+            flush=True,
+        )
     return {v: runs for v, runs in got.items() if runs}
 
 
@@ -703,6 +731,10 @@ def main() -> None:
                     f"{'':>10} {side}: CPU, first run / cached re-run {first / cached:.2f}x "
                     f"({per_row}){versus}"
                 )
+                # The least CPU of the rounds too: on a shared machine, the run least slowed.
+                least = min(x[2] for x in got[f"{side} first"])
+                figures.append(f"{side}_cpu_ms_per_row_first_{n}={1e3 * first / n:.3f}")
+                figures.append(f"{side}_cpu_ms_per_row_first_min_{n}={1e3 * least / n:.3f}")
                 figures.append(f"{side}_cpu_first_s_{n}={first:.1f}")
                 figures.append(f"{side}_cpu_cached_s_{n}={cached:.1f}")
                 figures.append(f"{side}_cpu_cached_speedup_{n}={first / cached:.2f}")
@@ -710,9 +742,23 @@ def main() -> None:
                     figures.append(f"{side}_cpu_vs_lmms_{n}={cpu['lmms-eval'] / first:.2f}")
         if "old cached" in cpu:
             figures.append(f"cpu_first_old_over_new_{n}={cpu['old first'] / cpu['new first']:.2f}")
+            # Paired by round (old and new ran back to back): the share of the first run's CPU
+            # the new code saves, each round, then its median.
+            saved = [
+                1 - new[2] / old[2]
+                for new, old in zip(got["new first"], got["old first"], strict=True)
+            ]
+            print(
+                f"{n:>10} first run CPU saved by new, per round: "
+                + ", ".join(f"{100 * x:.1f}%" for x in saved)
+            )
+            figures.append(f"cpu_first_saved_pct_{n}={100 * med(saved):.1f}")
             figures.append(
                 f"cpu_cached_old_over_new_{n}={cpu['old cached'] / cpu['new cached']:.2f}"
             )
+    if LOADS:
+        print(f"load average while measured: {min(LOADS):.1f}-{max(LOADS):.1f}")
+        figures += [f"load_min={min(LOADS):.1f}", f"load_max={max(LOADS):.1f}"]
     print(" ".join(figures))
 
 

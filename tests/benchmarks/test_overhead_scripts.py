@@ -91,3 +91,21 @@ def test_profile_option_prints_both_runs_top_entries_without_lmms_eval(tmp_path:
     entries = [line for line in done.stdout.splitlines() if line.startswith("  ")]
     assert len(entries) == 8 and not any("<module>" in e for e in entries)
     assert all(e.split()[0].endswith("%") and e.split()[2] == "s" for e in entries)
+
+
+def test_old_against_new_gives_cpu_a_question_saved_share_and_load(tmp_path: Path) -> None:
+    # `--old-src` with `--no-lmms-eval`: both sides run each round (which goes first takes
+    # turns), and the last line names CPU ms a question, the share saved and the load average.
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "vs_lmms_eval.py"), "--sizes", "12",
+         "--rounds", "2", "--no-lmms-eval", "--old-src", str(ROOT / "src")],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    rounds = [line for line in done.stdout.splitlines() if line.startswith("12 questions, round")]
+    assert len(rounds) == 2 and all("(load average " in line for line in rounds)
+    figures = dict(pair.split("=") for pair in done.stdout.splitlines()[-1].split())
+    for name in ("new_cpu_ms_per_row_first_12", "old_cpu_ms_per_row_first_min_12",
+                 "cpu_first_saved_pct_12", "load_min", "load_max"):  # fmt: skip
+        float(figures[name])
+    assert "first run CPU saved by new, per round: " in done.stdout

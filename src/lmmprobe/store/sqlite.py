@@ -136,6 +136,9 @@ _SCORE_NULLABLE_JSON = ("options", "marks", "order")
 # Metadata is free-form: anything JSON lacks (a Path, say) is written as its str(); a number
 # JSON lacks (NaN, infinity) never is written (`_metadata_json`).
 _strict_json = json.JSONEncoder(default=str, allow_nan=False).encode
+_NO_USAGE = Usage()
+"""The counts of a response that reports none (all None): one instance, only ever read
+(`Store.put_responses` took a validated `Usage()` for every such row)."""
 
 
 def _metadata_json(value: Any) -> str:
@@ -1219,7 +1222,7 @@ class Store:
             # The schemas validate usage and repair text where it enters; a response built
             # without validation (``model_construct``, ``model_copy(update=...)``) is repaired
             # here too, so one broken answer cannot fail its whole batch.
-            usage = Usage.model_validate(resp.usage.model_dump()) if resp.usage else Usage()
+            usage = Usage.model_validate(resp.usage.model_dump()) if resp.usage else _NO_USAGE
             text, reasoning, finish = _reply(resp.text), _reply(resp.reasoning), resp.finish_reason
             if max(len(resp.text or ""), len(resp.reasoning or "")) > MAX_STORED_TEXT:
                 finish = "length"  # cut as a backend cuts a longer reply (`MAX_STORED_TEXT`)
