@@ -1,7 +1,7 @@
 """The self-contained HTML report: one file, plotly embedded, readable offline.
 
 It gathers the views the research systems lmmprobe follows use to present results: a leaderboard
-with confidence intervals (HELM-style), scores per category of HEMM's task dimensions (Liang et
+with confidence intervals (HELM-style), the runs' ``--by`` breakdowns (groups × models), scores per category of HEMM's task dimensions (Liang et
 al., 2024; lmmprobe's definitions or, with ``definitions="hemm"``, HEMM's released code), Dysca's
 per-scenario radar charts and sensitivity metrics (Zhang et al., 2024, figure 7 and section 4),
 ReForm-Eval's instability (Li et al., 2023), the blind-setting gap, APEx campaign reports
@@ -42,7 +42,7 @@ from lmmprobe.report._build_tables import (
 )
 from lmmprobe.report._collect import ReportData, load_report_data
 from lmmprobe.report._embed import inline_script, script_json
-from lmmprobe.report._format import format_metric, num, pval, stat
+from lmmprobe.report._format import SMALL_N_NOTE, format_metric, n_cell, num, pval, stat
 from lmmprobe.report._view import View, build_view
 from lmmprobe.report.rows import TTestRow
 
@@ -147,6 +147,11 @@ def _sections(
     present = [
         ("runs", "Runs", bool(tables.runs)),
         ("leaderboard", "Leaderboards", any(b.rows for b in view.boards)),
+        (
+            "breakdowns",
+            "Breakdowns",
+            any(b.breakdowns for b in view.boards) or tables.breakdowns_note is not None,
+        ),
         ("agreement", "Agreement", bool(tables.rank_agreement or tables.agreement_note)),
         ("dimensions", "Dimensions", bool(tables.dimensions)),
         ("cards", "Model cards", tables.cards_source is not None),
@@ -253,6 +258,8 @@ def render_html(
             undefined=UNDEFINED,
             definitions_text=_definitions_markup(tables),
             signed=lambda v: num(v, 1, signed=True),
+            n_cell=n_cell,
+            small_n_note=SMALL_N_NOTE,
             stat=stat,
             pval=pval,
             count=_count,
