@@ -431,6 +431,7 @@ class BreakdownTable:
         labels: Entry labels with this key, in leaderboard order (best first).
         groups: Every group, in first-seen order (the results' own order).
         cells: (group, entry label) → the stored row.
+
     """
 
     data: str
@@ -452,6 +453,14 @@ class BreakdownTable:
         if row is None:
             return None
         return row.judged if self.judged else row.rows
+
+    def shared_count(self, group: str) -> int | None:
+        """The count every entry with `group` has there, None when they differ.
+
+        The models of one run (asked the same rows) share it: a table then gives it once.
+        """
+        found = {n for label in self.labels if (n := self.count(group, label)) is not None}
+        return next(iter(found)) if len(found) == 1 else None
 
     def size(self, group: str) -> int:
         """The most rows any entry has in `group` (what ranks groups when not all are shown)."""

@@ -50,6 +50,7 @@ class BreakdownView:
         small: Whether a shown count is under `SMALL_N` (its footnote is then shown).
         shared_n: Whether every entry has the same count in each shown group (the models of
             one run, asked the same rows): one n column then, else an n in every cell.
+
     """
 
     table: BreakdownTable
@@ -60,7 +61,7 @@ class BreakdownView:
 
     def n(self, group: str) -> int:
         """The count of `group` in the n column (`shared_n`): the one its entries share."""
-        return max((self.table.count(group, label) or 0) for label in self.table.labels)
+        return self.table.shared_count(group) or 0
 
 
 @dataclass
@@ -163,11 +164,7 @@ def breakdown_view(table: BreakdownTable, limit: int = BREAKDOWN_GROUPS_SHOWN) -
     small = any(
         0 < (table.count(g, label) or 0) < SMALL_N for g in groups for label in table.labels
     )
-    # Entries without the group have no count: they do not make the others' differ.
-    shared = all(
-        len({n for label in table.labels if (n := table.count(g, label)) is not None}) <= 1
-        for g in groups
-    )
+    shared = all(table.shared_count(g) is not None for g in groups)
     return BreakdownView(table, groups, len(table.groups) - len(groups), small, shared)
 
 
