@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -291,3 +293,42 @@ def test_many_groups_show_the_largest_and_say_where_the_rest_are(tmp_path: Path)
 def test_a_short_breakdown_has_no_left_out_note(made: Made) -> None:
     page = _parse(_report(made, made.by_run))
     assert not [n for notes in page.notes.values() for n in notes if "groups shown" in n]
+
+
+# ---- in Chromium
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.mark.parametrize("width", [1400, 960])
+def test_the_section_fits_the_page_in_chromium(made: Made, width: int) -> None:
+    # Wide tables scroll in their own box, never the page; no group row is taller than a
+    # long name wrapped over a few lines. LMMPROBE_SHOTS=DIR keeps the section's screenshot.
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium executable at {CHROMIUM}")
+    _report(made, made.by_run)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.goto((made.root / f"{made.by_run}.html").as_uri())
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            section = page.locator("#breakdowns")
+            box = section.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= width
+            tables = page.eval_on_selector_all(
+                "#breakdowns .breakdown",
+                "els => els.map(e => e.getBoundingClientRect().right)",
+            )
+            assert len(tables) == 4 and max(tables) <= box["x"] + box["width"] + 0.5
+            rows = page.eval_on_selector_all(
+                "#breakdowns tbody tr", "els => els.map(e => e.getBoundingClientRect().height)"
+            )
+            assert rows and max(rows) < 80, max(rows)
+            shots = os.environ.get("LMMPROBE_SHOTS")
+            if shots:
+                Path(shots).mkdir(parents=True, exist_ok=True)
+                section.screenshot(path=str(Path(shots) / f"breakdowns-{width}.png"))
+        finally:
+            browser.close()

@@ -397,11 +397,11 @@ def _csv_rows(t: ReportTables) -> list[dict[str, Any]]:
         for name, m in r.metrics.items():
             add("leaderboard", r.label, name, m.value, low=m.low, high=m.high, n=m.n)
     for b in t.breakdowns:
-        where = {"by": b.key, "group": b.group}
-        add("breakdown", b.label, "rows", b.rows, **where)
-        add("breakdown", b.label, "accuracy_n", b.judged, **where)
+        keyed = {"by": b.key, "group": b.group}
+        add("breakdown", b.label, "rows", b.rows, **keyed)
+        add("breakdown", b.label, "accuracy_n", b.judged, **keyed)
         for name, m in b.metrics.items():
-            add("breakdown", b.label, name, m.value, low=m.low, high=m.high, n=m.n, **where)
+            add("breakdown", b.label, name, m.value, low=m.low, high=m.high, n=m.n, **keyed)
     for label, per in t.subtask_accuracy.items():
         for sub, cell in per.items():
             add("subtask", label, "accuracy_pct", cell.value, subtask=sub, n=cell.n)
