@@ -332,3 +332,20 @@ def test_the_section_fits_the_page_in_chromium(made: Made, width: int) -> None:
                 section.screenshot(path=str(Path(shots) / f"breakdowns-{width}.png"))
         finally:
             browser.close()
+
+
+def test_a_run_without_stored_results_says_why_it_has_no_breakdowns(tmp_path: Path) -> None:
+    # A stored run with no results yet (one still running, or ended through the Python API
+    # without them): its breakdowns are not computed some other way, the section says why.
+    from lmmprobe.run import execute_run
+    from lmmprobe.schema import RunSpec
+
+    db = tmp_path / "db"
+    spec = RunSpec(models=["first"], data="demo,n=6", db=str(db), bootstrap=10, by=["subtask"])
+    run = execute_run(spec).run_id
+    made = Made(tmp_path, db, run, run, {})
+    doc = json.loads(_report(made, run, "json"))
+    assert doc["breakdowns"] == []
+    assert doc["breakdowns_note"].startswith(f"no breakdowns for {run} (complete), --by subtask")
+    html = _report(made, run)
+    assert 'href="#breakdowns"' in html and f"no breakdowns for {run}" in html

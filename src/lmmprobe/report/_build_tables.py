@@ -387,7 +387,7 @@ def _breakdowns(data: ReportData, tables: ReportTables) -> None:
         block = e.results
         if block is None:
             if e.run.spec.by:
-                pending[e.run.run_id] = list(e.run.spec.by)
+                pending[f"{e.run.run_id} ({e.run.status})"] = list(e.run.spec.by)
             continue
         for key, groups in block.breakdown.items():
             counted = block.breakdown_counts.get(key, {})
@@ -410,10 +410,11 @@ def _breakdowns(data: ReportData, tables: ReportTables) -> None:
                     )
                 )
     if pending:
-        which = "; ".join(f"{run} (--by {', '.join(keys)})" for run, keys in pending.items())
+        which = "; ".join(f"{run}, --by {', '.join(keys)}" for run, keys in pending.items())
         tables.breakdowns_note = (
-            f"no breakdowns yet for {which}: a run's breakdowns are read from its results, "
-            "written when it finishes"
+            f"no breakdowns for {which}: they are read from a run's stored results, which it "
+            "has not got yet (a run writes them when it ends; an interrupted one when re-run "
+            "to its end)"
         )
 
 
