@@ -1,13 +1,13 @@
 """The self-contained HTML report: one file, plotly embedded, readable offline.
 
 It gathers the views the research systems lmmprobe follows use to present results: a leaderboard
-with confidence intervals (HELM-style), the runs' ``--by`` breakdowns (groups × models), scores per category of HEMM's task dimensions (Liang et
-al., 2024; lmmprobe's definitions or, with ``definitions="hemm"``, HEMM's released code), Dysca's
-per-scenario radar charts and sensitivity metrics (Zhang et al., 2024, figure 7 and section 4),
-ReForm-Eval's instability (Li et al., 2023), the blind-setting gap, APEx campaign reports
-(Conti et al., 2024) and a sample browser with every model's raw answer. With model cards it adds
-paired t-tests between model groups, paired as HEMM pairs them; with runs on different data,
-Dysca's rank agreement between benchmarks (Spearman's rho, Kendall's tau).
+with confidence intervals (HELM-style), the runs' ``--by`` breakdowns (groups × models), scores
+per category of HEMM's task dimensions (Liang et al., 2024; lmmprobe's definitions or, with
+``definitions="hemm"``, HEMM's released code), Dysca's per-scenario radar charts and sensitivity
+metrics (Zhang et al., 2024, figure 7 and section 4), ReForm-Eval's instability (Li et al., 2023),
+the blind-setting gap, APEx campaign reports (Conti et al., 2024) and a sample browser with every
+model's raw answer. With model cards it adds paired t-tests between model groups, paired as HEMM
+pairs them; with runs on different data, Dysca's rank agreement between benchmarks (Spearman's rho, Kendall's tau).
 
 Safety: text from datasets and models is untrusted. Markup goes through jinja2's autoescape;
 the data the page's script reads sits in one ``application/json`` script element serialized by
