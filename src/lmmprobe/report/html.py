@@ -7,7 +7,8 @@ per category of HEMM's task dimensions (Liang et al., 2024; lmmprobe's definitio
 metrics (Zhang et al., 2024, figure 7 and section 4), ReForm-Eval's instability (Li et al., 2023),
 the blind-setting gap, APEx campaign reports (Conti et al., 2024) and a sample browser with every
 model's raw answer. With model cards it adds paired t-tests between model groups, paired as HEMM
-pairs them; with runs on different data, Dysca's rank agreement between benchmarks (Spearman's rho, Kendall's tau).
+pairs them; with runs on different data, Dysca's rank agreement between benchmarks (Spearman's
+rho, Kendall's tau).
 
 Safety: text from datasets and models is untrusted. Markup goes through jinja2's autoescape;
 the data the page's script reads sits in one ``application/json`` script element serialized by
