@@ -30,6 +30,7 @@ from lmmprobe.metrics import MetricValue, headline_metrics
 from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
+from lmmprobe.report._format import SMALL_N_MARK, SMALL_N_NOTE, n_cell
 from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.results import no_text_to_score, row_counts
 from lmmprobe.report.settings import (
@@ -43,24 +44,10 @@ from lmmprobe.store.reuse import JUDGED_FROM
 
 LABEL_MAX = 20
 
-SMALL_N = 10
-"""Fewer rows than this behind an interval get a mark (`SMALL_N_MARK`) and a footnote: a
-bootstrap over a handful of rows is often zero-width ([0.00, 0.00] from two wrong answers),
-which read as certainty where it is none (re-test 20b #7)."""
-SMALL_N_MARK = " *"
-SMALL_N_NOTE = (
-    f"* fewer than {SMALL_N} rows: the interval resamples so few rows that it can be "
-    "zero-width or far too narrow; read it as no interval"
-)
 
 WITH_CI = ("accuracy", "frame_sensitivity")
 """The metrics the terminal's tables show with their interval (results.md has every one):
 accuracy, and the frame spread, a difference between policies that means little without it."""
-
-
-def n_cell(n: int) -> str:
-    """A row count for a table's n column, marked where it is small (`SMALL_N`)."""
-    return f"{n}{SMALL_N_MARK}" if 0 < n < SMALL_N else str(n)
 
 
 def has_small_n(tables: Iterable[Table]) -> bool:
@@ -229,7 +216,7 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
 
     Columns no model has a value for are left out; the terminal keeps the interval for
     accuracy and the frame spread only (`WITH_CI`; results.md and results.json have them
-    all), and marks an accuracy n under `SMALL_N` (`n_cell`).
+    all), and marks a small accuracy n (`n_cell`).
     """
     models = list(results.models)
     shown = [

@@ -23,15 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import console, fail, said_when_interrupted, write_document
-from lmmprobe.cli._view import (
-    SMALL_N_NOTE,
-    Column,
-    fit_tables,
-    has_small_n,
-    legend,
-    model_labels,
-    n_cell,
-)
+from lmmprobe.cli._view import Column, fit_tables, has_small_n, legend, model_labels
 from lmmprobe.cli.imports import FieldOption, score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
@@ -43,6 +35,7 @@ from lmmprobe.metrics.text import CaptionTokenizer, MetricUnavailable
 from lmmprobe.parse import MATCHERS
 from lmmprobe.predictions import FileFormulation, InferMethod, export_rows, score_export
 from lmmprobe.report import format_metric, json_ready
+from lmmprobe.report._format import SMALL_N_NOTE, n_cell
 from lmmprobe.report.results import row_counts
 
 ScoreFormat = Literal["table", "json"]

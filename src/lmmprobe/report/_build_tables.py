@@ -4,6 +4,8 @@ What is computed, and after whom:
 
 - the leaderboard: each model's run-level metrics with 95% cluster-bootstrap intervals, as the
   run's ``results.json`` holds them (recomputed from the stored rows for unfinished runs);
+- the ``--by KEY`` breakdowns: each model's headline metrics per group of each key, as the
+  run's results hold them (``breakdown``, ``breakdown_counts``: what results.md prints);
 - per-subtask accuracy (the models × subtasks heatmap) and per-scenario, per-subtask accuracy
   (Dysca, Zhang et al. 2024, figure 7: one radar per scenario);
 - Dysca's sensitivities: question type (SQ, from TFSQ and MCSQ), covariate shift (SC), the
@@ -28,6 +30,7 @@ import json
 import logging
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,6 +51,7 @@ from lmmprobe.report.results import no_text_to_score, row_counts, sensitivity_me
 from lmmprobe.report.rows import (
     ApexRow,
     BlindGapRow,
+    BreakdownRow,
     CardRow,
     GroupTestRow,
     LeaderboardRow,
@@ -75,6 +79,15 @@ DIMENSION_KEY = "dimension"
 """Metadata key naming the dimension a subtask belongs to (ReForm-Eval's datasets carry their
 capability dimension here): the subtask table then groups its columns by dimension and adds
 each dimension's mean over its subtasks, as ReForm-Eval's paper tables do."""
+
+COUNTED_BY_JUDGED: tuple[str, ...] = (
+    "accuracy",
+    "balanced_accuracy",
+    "unparsed_rate",
+    "truncated_rate",
+)
+"""Metrics whose n is the rows scored right or wrong (accuracy's n); the others count every
+row. A breakdown table gives its main metric's own count beside it, as the terminal does."""
 
 RANK_METRICS: tuple[str, ...] = ("accuracy", "circular_accuracy", "freeform_score")
 """Metrics two runs' rankings are compared on: the first that both give for 3+ common models."""
@@ -156,6 +169,10 @@ class ReportTables(BaseModel):
     Attributes:
         runs: One row per run.
         leaderboard: One row per entry, best accuracy first.
+        breakdowns: One row per entry, ``--by`` key and group, from the runs' stored results
+            (entries in run order, keys and groups in the results' order).
+        breakdowns_note: Runs asked for breakdowns (``--by``) that have no results to read
+            them from yet, when there are such runs.
         metric_names: Headline metrics (`lmmprobe.metrics.headline_metrics`) that at least one
             entry has, in column order.
         subtasks: Subtask labels, in first-seen order.
@@ -199,6 +216,8 @@ class ReportTables(BaseModel):
 
     runs: list[RunRow] = Field(default_factory=list)
     leaderboard: list[LeaderboardRow] = Field(default_factory=list)
+    breakdowns: list[BreakdownRow] = Field(default_factory=list)
+    breakdowns_note: str | None = None
     metric_names: list[str] = Field(default_factory=list)
     subtasks: list[str] = Field(default_factory=list)
     subtask_accuracy: dict[str, dict[str, SubtaskCell]] = Field(default_factory=dict)
@@ -354,6 +373,134 @@ def _leaderboard(data: ReportData) -> tuple[list[LeaderboardRow], list[str]]:
         if any(value_of(r.metrics, m.name) is not None for r in rows)
     ]
     return rows, names
+
+
+def _breakdowns(data: ReportData, tables: ReportTables) -> None:
+    """Each entry's ``--by`` groups as its run's results hold them (results.md's numbers).
+
+    Read, never recomputed: the headline metrics of each group (a free-form score with no
+    text to score left out, as results.md shows it ``-``) and its row counts.
+    """
+    headline = [m.name for m in headline_metrics()]
+    pending: dict[str, list[str]] = {}
+    for e in data.entries:
+        block = e.results
+        if block is None:
+            if e.run.spec.by:
+                pending[f"{e.run.run_id} ({e.run.status})"] = list(e.run.spec.by)
+            continue
+        for key, groups in block.breakdown.items():
+            counted = block.breakdown_counts.get(key, {})
+            for group, metrics in groups.items():
+                counts = counted.get(group)
+                n_rows, judged = row_counts(metrics, counts)
+                tables.breakdowns.append(
+                    BreakdownRow(
+                        label=e.label,
+                        run_id=e.run.run_id,
+                        key=key,
+                        group=group,
+                        rows=n_rows,
+                        judged=judged,
+                        metrics={
+                            name: metrics[name]
+                            for name in headline
+                            if name in metrics and not no_text_to_score(name, counts)
+                        },
+                    )
+                )
+    if pending:
+        which = "; ".join(f"{run}, --by {', '.join(keys)}" for run, keys in pending.items())
+        tables.breakdowns_note = (
+            f"no breakdowns for {which}: they are read from a run's stored results, which it "
+            "has not got yet (a run writes them when it ends; an interrupted one when re-run "
+            "to its end)"
+        )
+
+
+@dataclass
+class BreakdownTable:
+    """One ``--by`` key on one data spec, arranged for reading: groups × entries.
+
+    Attributes:
+        data: The data spec of the entries' runs.
+        key: The metadata key.
+        metric: The metric shown: accuracy when a group has it, else the first headline
+            metric a group has (a captioning run's free-form score), as the terminal picks.
+        judged: Whether the count beside it is accuracy's n (rows scored right or wrong,
+            `COUNTED_BY_JUDGED`) rather than every row.
+        labels: Entry labels with this key, in leaderboard order (best first).
+        groups: Every group, in first-seen order (the results' own order).
+        cells: (group, entry label) → the stored row.
+
+    """
+
+    data: str
+    key: str
+    metric: str
+    judged: bool
+    labels: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    cells: dict[tuple[str, str], BreakdownRow] = field(default_factory=dict)
+
+    def value(self, group: str, label: str) -> MetricValue | None:
+        """The shown metric of `label` on `group`, None when it has no such group or metric."""
+        row = self.cells.get((group, label))
+        return None if row is None else row.metrics.get(self.metric)
+
+    def count(self, group: str, label: str) -> int | None:
+        """The count shown beside the value (accuracy's n or the rows), None: no such group."""
+        row = self.cells.get((group, label))
+        if row is None:
+            return None
+        return row.judged if self.judged else row.rows
+
+    def shared_count(self, group: str) -> int | None:
+        """The count every entry with `group` has there, None when they differ.
+
+        The models of one run (asked the same rows) share it: a table then gives it once.
+        """
+        found = {n for label in self.labels if (n := self.count(group, label)) is not None}
+        return next(iter(found)) if len(found) == 1 else None
+
+    def size(self, group: str) -> int:
+        """The most rows any entry has in `group` (what ranks groups when not all are shown)."""
+        return max((r.rows for (g, _), r in self.cells.items() if g == group), default=0)
+
+
+def breakdown_tables(tables: ReportTables) -> list[BreakdownTable]:
+    """The report's breakdowns as one table per (data spec, ``--by`` key), in first-seen order.
+
+    Runs on different data are never put in one table (their groups are other groups), as
+    they are never ranked together on a leaderboard.
+    """
+    data_of = {r.run_id: r.data for r in tables.runs}
+    order = {r.label: i for i, r in enumerate(tables.leaderboard)}
+    found: dict[tuple[str, str], list[BreakdownRow]] = {}
+    for row in tables.breakdowns:
+        found.setdefault((data_of.get(row.run_id, ""), row.key), []).append(row)
+    out = []
+    for (spec, key), rows in found.items():
+        metric = next(
+            (
+                m.name
+                for m in headline_metrics()
+                if any(value_of(r.metrics, m.name) is not None for r in rows)
+            ),
+            None,
+        )
+        if metric is None:
+            continue
+        table = BreakdownTable(
+            data=spec, key=key, metric=metric, judged=metric in COUNTED_BY_JUDGED
+        )
+        table.labels = sorted(
+            dict.fromkeys(r.label for r in rows), key=lambda lab: order.get(lab, len(order))
+        )
+        table.groups = list(dict.fromkeys(r.group for r in rows))
+        table.cells = {(r.group, r.label): r for r in rows}
+        out.append(table)
+    return out
 
 
 def _group(scores: Sequence[Score], key: Callable[[Score], str]) -> dict[str, list[Score]]:
@@ -813,6 +960,7 @@ def build_tables(data: ReportData, *, definitions: ReportDefinitions = "lmmprobe
         runs=_run_rows(data), warnings=list(data.warnings), definitions=definitions
     )
     tables.leaderboard, tables.metric_names = _leaderboard(data)
+    _breakdowns(data, tables)
     _accuracy_tables(data, tables)
     tables.sensitivity = _sensitivity(data)
     tables.blind_gaps = _blind_gaps(data)

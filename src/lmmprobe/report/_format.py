@@ -6,6 +6,22 @@ import math
 
 from lmmprobe.metrics import MetricValue
 
+SMALL_N = 10
+"""Fewer rows than this behind an interval get a mark (`SMALL_N_MARK`) and a footnote: a
+bootstrap over a handful of rows is often zero-width ([0.00, 0.00] from two wrong answers),
+which read as certainty where it is none (re-test 20b #7). The terminal (`run`, `show`,
+`score`) and the HTML report's breakdowns mark it alike."""
+SMALL_N_MARK = " *"
+SMALL_N_NOTE = (
+    f"* fewer than {SMALL_N} rows: the interval resamples so few rows that it can be "
+    "zero-width or far too narrow; read it as no interval"
+)
+
+
+def n_cell(n: int) -> str:
+    """A row count for a table's n column, marked where it is small (`SMALL_N`)."""
+    return f"{n}{SMALL_N_MARK}" if 0 < n < SMALL_N else str(n)
+
 
 def format_metric(m: MetricValue | None, *, ci: bool = True, digits: int = 3) -> str:
     """``0.734 [0.70, 0.77]`` as a percentage-free fraction; ``-`` when undefined.

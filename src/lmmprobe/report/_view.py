@@ -2,8 +2,9 @@
 
 `build_view` groups a report's tables by data spec (`Board`): a leaderboard that ranks only runs
 on the same data, each model's blind run (Dysca's setting without images) beside its run with
-images rather than ranked against it, its accuracy against output tokens, and that data spec's
-heatmap, radars and scenario deltas.
+images rather than ranked against it, its accuracy against output tokens, its ``--by``
+breakdowns (groups × models, the largest `BREAKDOWN_GROUPS_SHOWN` groups of a long one), and that
+data spec's heatmap, radars and scenario deltas.
 Names come from `lmmprobe.report._labels`; the numbers are `ReportTables`' own, unchanged.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmmprobe.report._build_tables import ReportTables
+from lmmprobe.report._build_tables import BreakdownTable, ReportTables, breakdown_tables
 from lmmprobe.report._collect import ReportData
 from lmmprobe.report._figures import (
     blind_gap_figure,
@@ -24,11 +25,43 @@ from lmmprobe.report._figures import (
     scenario_delta_figure,
     tokens_figure,
 )
+from lmmprobe.report._format import SMALL_N
 from lmmprobe.report._labels import Labels, build_labels
 from lmmprobe.report.rows import LeaderboardRow
 
 BOARD_METRICS_FIRST = ("accuracy",)
 """Metrics shown before the blind columns; the others follow them."""
+
+BREAKDOWN_GROUPS_SHOWN = 30
+"""Groups of one ``--by`` key the page shows at most (those with the most rows): a key with
+thousands of values (an id, a free-text field) must not make the page endless. Every group is
+in each run's results.md, on its page in ``lmmprobe serve`` and in the other formats."""
+
+
+@dataclass
+class BreakdownView:
+    """One ``--by`` key of one data spec as the page shows it.
+
+    Attributes:
+        table: The key's groups × entries (`breakdown_tables`), every group.
+        groups: The groups shown, in the table's order: all of them, or the
+            `BREAKDOWN_GROUPS_SHOWN` with the most rows.
+        left_out: How many groups are not shown.
+        small: Whether a shown count is under `SMALL_N` (its footnote is then shown).
+        shared_n: Whether every entry has the same count in each shown group (the models of
+            one run, asked the same rows): one n column then, else an n in every cell.
+
+    """
+
+    table: BreakdownTable
+    groups: list[str]
+    left_out: int
+    small: bool
+    shared_n: bool
+
+    def n(self, group: str) -> int:
+        """The count of `group` in the n column (`shared_n`): the one its entries share."""
+        return self.table.shared_count(group) or 0
 
 
 @dataclass
@@ -68,6 +101,7 @@ class Board:
     radars: list[tuple[str, str]] = field(default_factory=list)
     deltas: str | None = None
     sensitivity: list[Any] = field(default_factory=list)
+    breakdowns: list[BreakdownView] = field(default_factory=list)
 
     @property
     def delta_scenarios(self) -> list[str]:
@@ -114,6 +148,24 @@ def _board_rows(
             rank += 1
             b.rank = rank
     return out
+
+
+def breakdown_view(table: BreakdownTable, limit: int = BREAKDOWN_GROUPS_SHOWN) -> BreakdownView:
+    """What the page shows of one breakdown: every group, or the `limit` with the most rows.
+
+    The groups shown keep the table's order (the results' own), so a key with ordered values
+    (levels, durations) still reads in order.
+    """
+    groups = table.groups
+    if len(groups) > limit:
+        # Ties keep the table's order (sorted is stable).
+        kept = set(sorted(groups, key=table.size, reverse=True)[:limit])
+        groups = [g for g in groups if g in kept]
+    small = any(
+        0 < (table.count(g, label) or 0) < SMALL_N for g in groups for label in table.labels
+    )
+    shared = all(table.shared_count(g) is not None for g in groups)
+    return BreakdownView(table, groups, len(table.groups) - len(groups), small, shared)
 
 
 def variant_colors(
@@ -170,6 +222,9 @@ def build_view(data: ReportData, tables: ReportTables) -> View:
     data_of = {r.run_id: r.data for r in tables.runs}
     gaps = {(g.normal, g.blind): g.gap for g in tables.blind_gaps}
     order = [r.label for r in tables.leaderboard]
+    by_data: dict[str, list[BreakdownView]] = {}
+    for table in breakdown_tables(tables):
+        by_data.setdefault(table.data, []).append(breakdown_view(table))
     figures: dict[str, Any] = {}
     boards: list[Board] = []
     for spec, key in labels.datasets.items():
@@ -187,6 +242,7 @@ def build_view(data: ReportData, tables: ReportTables) -> View:
             metrics=metrics,
             has_blind=any(r.blind for r in rows) and any(not r.blind for r in rows),
             several_runs=sum(1 for _, s in runs if s == "with images") > 1,
+            breakdowns=by_data.get(spec, []),
         )
         n = len(boards)
         fig = leaderboard_figure([(b.name, b.model, b.row, b.blind) for b in brows], model_colors)

@@ -1,13 +1,14 @@
 """The self-contained HTML report: one file, plotly embedded, readable offline.
 
 It gathers the views the research systems lmmprobe follows use to present results: a leaderboard
-with confidence intervals (HELM-style), scores per category of HEMM's task dimensions (Liang et
-al., 2024; lmmprobe's definitions or, with ``definitions="hemm"``, HEMM's released code), Dysca's
-per-scenario radar charts and sensitivity metrics (Zhang et al., 2024, figure 7 and section 4),
-ReForm-Eval's instability (Li et al., 2023), the blind-setting gap, APEx campaign reports
-(Conti et al., 2024) and a sample browser with every model's raw answer. With model cards it adds
-paired t-tests between model groups, paired as HEMM pairs them; with runs on different data,
-Dysca's rank agreement between benchmarks (Spearman's rho, Kendall's tau).
+with confidence intervals (HELM-style), the runs' ``--by`` breakdowns (groups × models), scores
+per category of HEMM's task dimensions (Liang et al., 2024; lmmprobe's definitions or, with
+``definitions="hemm"``, HEMM's released code), Dysca's per-scenario radar charts and sensitivity
+metrics (Zhang et al., 2024, figure 7 and section 4), ReForm-Eval's instability (Li et al., 2023),
+the blind-setting gap, APEx campaign reports (Conti et al., 2024) and a sample browser with every
+model's raw answer. With model cards it adds paired t-tests between model groups, paired as HEMM
+pairs them; with runs on different data, Dysca's rank agreement between benchmarks (Spearman's
+rho, Kendall's tau).
 
 Safety: text from datasets and models is untrusted. Markup goes through jinja2's autoescape;
 the data the page's script reads sits in one ``application/json`` script element serialized by
@@ -42,7 +43,7 @@ from lmmprobe.report._build_tables import (
 )
 from lmmprobe.report._collect import ReportData, load_report_data
 from lmmprobe.report._embed import inline_script, script_json
-from lmmprobe.report._format import format_metric, num, pval, stat
+from lmmprobe.report._format import SMALL_N_NOTE, format_metric, n_cell, num, pval, stat
 from lmmprobe.report._view import View, build_view
 from lmmprobe.report.rows import TTestRow
 
@@ -147,6 +148,11 @@ def _sections(
     present = [
         ("runs", "Runs", bool(tables.runs)),
         ("leaderboard", "Leaderboards", any(b.rows for b in view.boards)),
+        (
+            "breakdowns",
+            "Breakdowns",
+            any(b.breakdowns for b in view.boards) or tables.breakdowns_note is not None,
+        ),
         ("agreement", "Agreement", bool(tables.rank_agreement or tables.agreement_note)),
         ("dimensions", "Dimensions", bool(tables.dimensions)),
         ("cards", "Model cards", tables.cards_source is not None),
@@ -253,6 +259,8 @@ def render_html(
             undefined=UNDEFINED,
             definitions_text=_definitions_markup(tables),
             signed=lambda v: num(v, 1, signed=True),
+            n_cell=n_cell,
+            small_n_note=SMALL_N_NOTE,
             stat=stat,
             pval=pval,
             count=_count,

@@ -14,6 +14,7 @@ from lmmprobe.metrics import MetricValue
 __all__ = [
     "ApexRow",
     "BlindGapRow",
+    "BreakdownRow",
     "CardRow",
     "GroupTestRow",
     "LeaderboardRow",
@@ -64,6 +65,26 @@ class LeaderboardRow(BaseModel):
         default=0, description="Rows with a right/wrong verdict: accuracy's n (no captions)."
     )
     metrics: dict[str, MetricValue] = Field(description="Metric name → value, 95% CI, n.")
+
+
+class BreakdownRow(BaseModel):
+    """One group of one ``--by`` key for one entry, as its run's ``results.json`` stores it.
+
+    The figures are the stored ones (``breakdown`` and ``breakdown_counts``), those results.md
+    prints under "MODEL by KEY": a list-valued key puts a row in the group of each item.
+    """
+
+    label: str = Field(description="Entry label.")
+    run_id: str
+    key: str = Field(description="The metadata key (``--by KEY``).")
+    group: str = Field(
+        description="The group as the breakdown names it (``(missing)``: rows lacking the key)."
+    )
+    rows: int = Field(description="Every (sample, repeat) row of the group, errors included.")
+    judged: int = Field(description="Rows with a right/wrong verdict: accuracy's n.")
+    metrics: dict[str, MetricValue] = Field(
+        description="Headline metric name → value, 95% CI, n (fractions, as results.json)."
+    )
 
 
 class SubtaskCell(BaseModel):

@@ -1,7 +1,8 @@
 """A report's tables as Markdown, CSV or JSON (``lmmprobe report --format md|csv|json``).
 
 The numbers are the HTML report's (see `lmmprobe.report._build_tables`): the leaderboard with 95%
-bootstrap intervals, per-subtask and per-scenario accuracy (Dysca figure 7), Dysca's SQ/SC and
+bootstrap intervals, the runs' ``--by`` breakdowns (every group: the HTML page shows the largest),
+per-subtask and per-scenario accuracy (Dysca figure 7), Dysca's SQ/SC and
 scenario deltas, ReForm-Eval's instability, blind-setting gaps, means along HEMM's task
 dimensions with paired t-tests (between task categories, and between model groups of the model
 cards; lmmprobe's or HEMM's definitions, `definitions_sentence`), and the rank agreement
@@ -28,10 +29,11 @@ from lmmprobe.report._build_tables import (
     ALPHA,
     UNDEFINED,
     ReportTables,
+    breakdown_tables,
     build_tables,
     definitions_sentence,
 )
-from lmmprobe.report._format import format_metric, num, pval, stat
+from lmmprobe.report._format import SMALL_N, SMALL_N_NOTE, format_metric, n_cell, num, pval, stat
 from lmmprobe.report._format import md_cell as _cell
 from lmmprobe.report.model import SENSITIVITY_HEADERS, SENSITIVITY_SCALES
 from lmmprobe.report.rows import GroupTestRow, TTestRow
@@ -51,8 +53,11 @@ CSV_COLUMNS: tuple[str, ...] = (
     "low",
     "high",
     "n",
+    "by",
+    "group",
 )
-"""Columns of the CSV format; cells that do not apply to a row are empty."""
+"""Columns of the CSV format; cells that do not apply to a row are empty (``by`` and ``group``:
+a ``--by`` breakdown's key and group)."""
 
 JSON_FORMAT_VERSION = 2
 """Version of the JSON format (2: typed rows; model cards list their groups under ``groups``)."""
@@ -160,6 +165,7 @@ def _markdown(t: ReportTables, title: str | None) -> str:
                     ]
                 )
         out += [*_table(["#", "model", "run", "rows", ACCURACY_N, *t.metric_names], body), ""]
+    out += _breakdowns_markdown(t)
     if t.rank_agreement or t.agreement_note:
         out += ["", "## Agreement between benchmarks (rank correlation of model scores)", ""]
         if t.agreement_note:
@@ -337,6 +343,45 @@ def _markdown(t: ReportTables, title: str | None) -> str:
     return "\n".join(out) + "\n"
 
 
+def _breakdowns_markdown(t: ReportTables) -> list[str]:
+    """The ``--by`` breakdowns: per data spec and key, groups × models, every group."""
+    found = breakdown_tables(t)
+    if not found and t.breakdowns_note is None:
+        return []
+    out = [
+        "",
+        "## Breakdowns (--by)",
+        "",
+        "As each run's results hold them: a row per group (a row whose value is a list counts "
+        "in the group of each item), a column per model; accuracy with its 95% interval (else "
+        "the first headline metric the groups have) and its n (accuracy's n: rows scored right "
+        "or wrong; rows for a metric of every row). Each run's results.md has every metric.",
+    ]
+    if t.breakdowns_note:
+        out += ["", _cell(t.breakdowns_note)]
+    several = len({b.data for b in found}) > 1
+    for b in found:
+        where = f" (data `{_cell(b.data)}`)" if several else ""
+        out += ["", f"### {_cell(b.metric)} by {_cell(b.key)}{where}", ""]
+        shared = all(b.shared_count(g) is not None for g in b.groups)
+        count = ACCURACY_N if b.judged else "rows"
+        ci = b.metric == "accuracy"
+        body = []
+        for g in b.groups:
+            row = [_cell(g)] + ([n_cell(b.shared_count(g) or 0)] if shared else [])
+            for label in b.labels:
+                n = b.count(g, label)
+                value = format_metric(b.value(g, label), ci=ci, digits=metric_digits(b.metric))
+                row.append("-" if n is None else value if shared else f"{value}, n={n_cell(n)}")
+            body.append(row)
+        head = [b.key, *([count] if shared else []), *b.labels]
+        out += _table(head, body)
+        if any(0 < (b.count(g, lab) or 0) < SMALL_N for g in b.groups for lab in b.labels):
+            # Escaped: a line starting "* " would render as a bullet, losing the mark.
+            out += ["", "\\" + _cell(SMALL_N_NOTE)]
+    return out
+
+
 def _csv_rows(t: ReportTables) -> list[dict[str, Any]]:
     run_of = {r.label: r.run_id for r in t.leaderboard}
     rows: list[dict[str, Any]] = []
@@ -351,6 +396,12 @@ def _csv_rows(t: ReportTables) -> list[dict[str, Any]]:
     for r in t.leaderboard:
         for name, m in r.metrics.items():
             add("leaderboard", r.label, name, m.value, low=m.low, high=m.high, n=m.n)
+    for b in t.breakdowns:
+        keyed = {"by": b.key, "group": b.group}
+        add("breakdown", b.label, "rows", b.rows, **keyed)
+        add("breakdown", b.label, "accuracy_n", b.judged, **keyed)
+        for name, m in b.metrics.items():
+            add("breakdown", b.label, name, m.value, low=m.low, high=m.high, n=m.n, **keyed)
     for label, per in t.subtask_accuracy.items():
         for sub, cell in per.items():
             add("subtask", label, "accuracy_pct", cell.value, subtask=sub, n=cell.n)
