@@ -73,6 +73,7 @@ __all__ = [
     "remember_secret",
     "resolve_api_key",
     "scrub_answer",
+    "scrub_cut_end",
     "scrub_secrets",
     "secret_argument",
     "splits_a_password",
@@ -171,6 +172,23 @@ def scrub_answer(text: str) -> str:
     """
     pattern = _answer_re
     return text if pattern is None else pattern.sub(REDACTED, text)
+
+
+def scrub_cut_end(text: str) -> str:
+    """`text`, cut short, without the first characters of a configured key at its end.
+
+    A cut through a key (a reply read up to lmmprobe's limit, or a body cut at its byte limit)
+    leaves the key's beginning, which neither scrub finds: it is no whole key. Such an end, of
+    `MIN_ANSWER_SECRET_LENGTH` characters or more, is replaced by ``[redacted]``. For text
+    already cut only: a text that merely ends as a key begins is changed too.
+    """
+    with _lock:
+        known = sorted(_secrets, key=len, reverse=True)
+    for secret in known:
+        for length in range(len(secret) - 1, MIN_ANSWER_SECRET_LENGTH - 1, -1):
+            if text.endswith(secret[:length]):
+                return text[:-length] + REDACTED
+    return text
 
 
 NO_KEY = "EMPTY"

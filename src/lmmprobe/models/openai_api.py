@@ -124,7 +124,13 @@ import openai
 from lmmprobe._mapping_file import decimal_number
 from lmmprobe._secrets import shown_spec
 from lmmprobe.models._images import PayloadTooLargeError, data_urls, image_key, images_problem
-from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
+from lmmprobe.models.api_keys import (
+    key_env_name,
+    resolve_api_key,
+    scrub_answer,
+    scrub_cut_end,
+    scrub_secrets,
+)
 from lmmprobe.models.base import (
     AuthenticationError,
     BadRequestError,
@@ -1328,11 +1334,12 @@ class OpenAIChatModel:
         content, refusal = message.get("content"), message.get("refusal")
         sent_finish = choice.get("finish_reason")
         # A word (stop, length, tool_calls...): a server's megabytes there were stored whole.
+        # Scrubbed before the cut: one through a key kept its first characters (re-test 22).
+        clean_finish = scrub_secrets(sent_finish) if isinstance(sent_finish, str) else None
         finish_reason = (
-            shown_value(sent_finish, MAX_FINISH_REASON_CHARS)
-            if isinstance(sent_finish, str)
-            else None
+            None if clean_finish is None else shown_value(clean_finish, MAX_FINISH_REASON_CHARS)
         )
+        redacted = clean_finish != sent_finish and clean_finish is not None
         # As a message quotes it (`_empty`): any other JSON value, cut and scrubbed.
         finish = finish_reason if finish_reason is not None else _short(sent_finish)
         reasoning = _reasoning(message)
@@ -1360,8 +1367,9 @@ class OpenAIChatModel:
             cut or len(content or "") > MAX_REPLY_CHARS or len(reasoning or "") > MAX_REPLY_CHARS
         )
         if cut_here:
-            content = None if content is None else content[:MAX_REPLY_CHARS]
-            reasoning = None if reasoning is None else reasoning[:MAX_REPLY_CHARS]
+            plain = [None if t is None else t[:MAX_REPLY_CHARS] for t in (content, reasoning)]
+            content, reasoning = _cut_text(content), _cut_text(reasoning)
+            redacted = redacted or [content, reasoning] != plain
             finish_reason = "length"
             self._reply_cut(cut, empty=cut and not (content or "").strip() and not reasoning)
         if content is None or not content.strip():
@@ -1377,6 +1385,7 @@ class OpenAIChatModel:
                     text="",
                     reasoning=reasoning,
                     finish_reason=finish_reason,
+                    redacted=redacted,
                     latency_s=latency,
                     usage=usage,
                 )
@@ -1388,6 +1397,7 @@ class OpenAIChatModel:
                 text=content,
                 reasoning=reasoning,
                 finish_reason=finish_reason,
+                redacted=redacted,
                 latency_s=latency,
                 usage=usage,
             )
@@ -1398,6 +1408,7 @@ class OpenAIChatModel:
                     text=content,
                     reasoning=reasoning,
                     finish_reason=finish_reason,
+                    redacted=redacted,
                     latency_s=latency,
                     usage=usage,
                 )
@@ -1411,6 +1422,7 @@ class OpenAIChatModel:
             text=content,
             reasoning=reasoning,
             finish_reason=finish_reason,
+            redacted=redacted,
             loglikelihoods=scores,
             token_counts=[1] * len(scores),
             latency_s=latency,
@@ -1668,8 +1680,17 @@ def _part_thinking(part: dict[str, Any], kind: str) -> str:
 def _refusal_text(refusal: object) -> str:
     """A reply's ``refusal`` as its stored error quotes it: bounded (`shown_message`)."""
     if isinstance(refusal, str) and refusal:
-        return shown_message(refusal)
+        return shown_message(scrub_secrets(refusal))  # before the cut, as in `_brief`
     return _short(refusal) if refusal else "content filter"
+
+
+def _cut_text(text: str | None) -> str | None:
+    """An answer or its thinking as a cut reply keeps it: `MAX_REPLY_CHARS`, no part of a key.
+
+    Scrubbed of keys before the cut, and of a key's beginning where the cut (this one, or the
+    body's at `MAX_REPLY_BYTES`) went through one: no scrub finds a key's part afterwards.
+    """
+    return None if text is None else scrub_cut_end(scrub_answer(text)[:MAX_REPLY_CHARS])
 
 
 def _kind(value: object) -> str:
