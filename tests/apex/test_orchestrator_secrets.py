@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.console import lmmprobe_with_key
+from tests.console import lmmprobe, lmmprobe_with_key
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
@@ -35,3 +35,27 @@ def test_a_failing_orchestrators_password_is_never_shown_or_written(tmp_path: Pa
     assert any(p.name == "report.md" for p in written), written
     for path in written:
         assert PASSWORD.encode() not in path.read_bytes(), path
+
+
+def test_a_key_the_orchestrator_quotes_in_its_plan_is_never_written(tmp_path: Path) -> None:
+    # Re-test 22: a server echoing the request's key inside a valid plan had it written to
+    # report.json (the open questions and the transcript) and report.md. One key shaped as
+    # OpenAI's, one with no shape at all (only the configured key's scrubbing finds it).
+    out = tmp_path / "out"
+    for key in ("sk-orchEchoKey1234567890abcdef", "PlainOrchestratorSecret-5b1e0c9d7a"):
+        reply = '{"open_questions": ["is it ' + key + '?", "what is Bearer ' + key + '"]}'
+        with FakeOpenAIServer(replies=[reply] * 3) as server:
+            done = lmmprobe(
+                "apex", "which colour is hardest to name", "-m", "random",
+                "--orchestrator", f"openai:orch@{server.base_url},max_retries=0", "--out", out,
+                "--images-per-answer", "2", "--image-size", "32", "--bootstrap", "10",
+                "--max-calls", "3", OPENAI_API_KEY=key, timeout=180,
+            )  # fmt: skip
+        text = done.stdout + done.stderr
+        assert "Traceback" not in text, text[-3000:]
+        assert key not in text, text
+        written = [p for p in out.rglob("*") if p.is_file()]
+        assert {"report.json", "report.md"} <= {p.name for p in written}, written
+        for path in written:
+            assert key.encode() not in path.read_bytes(), path
+        assert "is it [redacted]?" in (out / "report.json").read_text()

@@ -54,7 +54,13 @@ from lmmprobe.apex.protocol import (
     Role,
     latest_record,
 )
-from lmmprobe.models.api_keys import key_env_name, redact_spec, resolve_api_key, scrub_secrets
+from lmmprobe.models.api_keys import (
+    key_env_name,
+    redact_spec,
+    resolve_api_key,
+    scrub_cut_end,
+    scrub_secrets,
+)
 from lmmprobe.parse.thinking import split_answer
 from lmmprobe.spec import parse_spec as parse_grammar
 
@@ -382,7 +388,12 @@ class LLMOrchestrator:
             fn = calls[0].get("function")
             arguments = fn.get("arguments") if isinstance(fn, dict) else None
             text = arguments if isinstance(arguments, str) and arguments else text
-        return text
+        # The server's text becomes the report's questions, findings and transcript, written
+        # as they come: a key it quotes (the request's own, echoed) was in report.json and
+        # report.md (re-test 22). No key belongs in a plan: scrubbed as an error message is,
+        # and of a key's first characters where the body's cut went through one.
+        text = scrub_secrets(text)
+        return scrub_cut_end(text) if cut else text
 
     def _ask(
         self, step: str, report: Report, env: PlanningEnv, retries: Sequence[Attempt]
