@@ -240,9 +240,12 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
             (never a key). Or `key_env` is not set and its name is not plain.
 
     """
-    for value in [*url_secret_values(base_url or ""), *basic_credentials(base_url or "")]:
+    written = url_secret_values(base_url or "")
+    # As written and as sent: httpx percent-decodes a URL's password before it sends it.
+    for value in [*written, *map(unquote, written), *basic_credentials(base_url or "")]:
         # A server may quote its route in an error (a 404), where no scheme marks it a URL,
-        # or echo the Authorization header a URL's password was sent in (re-test 21).
+        # or echo the Authorization header a URL's password was sent in (re-test 21), or
+        # the password it decoded from that header (re-test 22: ``p%40ss`` quoted as ``p@ss``).
         # Only long values: a short one would be taken out of answers as an ordinary word.
         if len(value) >= MIN_SECRET_LENGTH:
             remember_secret(value)
