@@ -56,6 +56,7 @@ from lmmprobe.apex.protocol import (
 )
 from lmmprobe.models.api_keys import (
     key_env_name,
+    redact_record,
     redact_spec,
     resolve_api_key,
     scrub_cut_end,
@@ -234,15 +235,18 @@ def step_messages(
     latest experiment. Each rejected attempt follows as the assistant's reply and the error.
     """
     model, instruction = STEPS[step]
+    # The models' specs go to the orchestrator's server (a hosted model's provider) with
+    # their secrets redacted: a URL's password or ``?api_key=`` was sent as written (re-test
+    # 22), in this list and in the report's state. The orchestrator names models in prose only.
     system = SYSTEM.format(
-        models=", ".join(f"{m} ({env.methods.get(m, '?')})" for m in env.models),
+        models=", ".join(f"{redact_spec(m)} ({env.methods.get(m, '?')})" for m in env.models),
         source="retrieved from " + env.collection.source
         if env.collection is not None
         else "generated",
         groups=_groups_text(env),
         catalog=_catalog_text(env),
     )
-    state: dict[str, Any] = {"report": report.state_for_orchestrator()}
+    state: dict[str, Any] = {"report": redact_record(report.state_for_orchestrator())}
     if step == "discuss":
         state["latest_experiment"] = latest_record(report).index
     user = (
