@@ -51,8 +51,10 @@ from lmmprobe._secrets import (
     splits_a_password,
     url_secret_values,
 )
+from lmmprobe.schema.text import MESSAGE_CHARS, shown_message
 
 __all__ = [
+    "KEY_REACH",
     "LOCAL_HOSTS",
     "MIN_ANSWER_SECRET_LENGTH",
     "MIN_SECRET_LENGTH",
@@ -75,6 +77,8 @@ __all__ = [
     "scrub_answer",
     "scrub_cut_end",
     "scrub_secrets",
+    "scrubbed_message",
+    "scrubbed_value",
     "secret_argument",
     "splits_a_password",
     "unset_key_env",
@@ -172,6 +176,37 @@ def scrub_answer(text: str) -> str:
     """
     pattern = _answer_re
     return text if pattern is None else pattern.sub(REDACTED, text)
+
+
+KEY_REACH = 4_096
+"""Characters read past a cut so that a key standing across it is scrubbed whole (no key is
+this long); what lies further is cut unread: scrubbing megabytes a server sent cost seconds."""
+
+
+def scrubbed_value(text: str, limit: int) -> str:
+    """`text` scrubbed as an error message (`scrub_secrets`), then cut as `shown_value` cuts.
+
+    Scrubbed before the cut: a cut through a key keeps its first characters, which no scrub
+    finds afterwards (re-test 22: a finish reason cut at 64 characters kept 20 of a key's 26).
+    """
+    clean = scrub_secrets(text[: limit + KEY_REACH])
+    if len(clean) <= limit and len(text) <= limit + KEY_REACH:
+        return clean
+    return f"{clean[:limit]}... ({len(text):,} characters)"
+
+
+def scrubbed_message(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` scrubbed (`scrub_secrets`), then cut in the middle as `shown_message` cuts it.
+
+    Its start and end are each scrubbed with `KEY_REACH` characters more than are kept, so a
+    key across either cut goes whole and the megabytes between are never read.
+    """
+    if len(text) <= limit + 2 * KEY_REACH:
+        return shown_message(scrub_secrets(text), limit)
+    keep_head, keep_tail = limit * 3 // 4, limit // 5
+    head = scrub_secrets(text[: keep_head + KEY_REACH])[:keep_head]
+    tail = scrub_secrets(text[-(keep_tail + KEY_REACH) :])[-keep_tail:]
+    return f"{head}... ({len(text) - keep_head - keep_tail:,} characters cut) ...{tail}"
 
 
 def scrub_cut_end(text: str) -> str:

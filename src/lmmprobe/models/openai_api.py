@@ -125,11 +125,14 @@ from lmmprobe._mapping_file import decimal_number
 from lmmprobe._secrets import shown_spec
 from lmmprobe.models._images import PayloadTooLargeError, data_urls, image_key, images_problem
 from lmmprobe.models.api_keys import (
+    KEY_REACH,
     key_env_name,
     resolve_api_key,
     scrub_answer,
     scrub_cut_end,
     scrub_secrets,
+    scrubbed_message,
+    scrubbed_value,
 )
 from lmmprobe.models.base import (
     AuthenticationError,
@@ -159,7 +162,7 @@ from lmmprobe.schema import (
     Usage,
     token_count,
 )
-from lmmprobe.schema.text import ascii_integer, shown_message, shown_value
+from lmmprobe.schema.text import ascii_integer, shown_value
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -1335,11 +1338,17 @@ class OpenAIChatModel:
         sent_finish = choice.get("finish_reason")
         # A word (stop, length, tool_calls...): a server's megabytes there were stored whole.
         # Scrubbed before the cut: one through a key kept its first characters (re-test 22).
-        clean_finish = scrub_secrets(sent_finish) if isinstance(sent_finish, str) else None
         finish_reason = (
-            None if clean_finish is None else shown_value(clean_finish, MAX_FINISH_REASON_CHARS)
+            scrubbed_value(sent_finish, MAX_FINISH_REASON_CHARS)
+            if isinstance(sent_finish, str)
+            else None
         )
-        redacted = clean_finish != sent_finish and clean_finish is not None
+        read = (
+            sent_finish[: MAX_FINISH_REASON_CHARS + KEY_REACH]
+            if isinstance(sent_finish, str)
+            else ""
+        )
+        redacted = scrub_secrets(read) != read  # what `scrubbed_value` read of it lost a key
         # As a message quotes it (`_empty`): any other JSON value, cut and scrubbed.
         finish = finish_reason if finish_reason is not None else _short(sent_finish)
         reasoning = _reasoning(message)
@@ -1680,7 +1689,7 @@ def _part_thinking(part: dict[str, Any], kind: str) -> str:
 def _refusal_text(refusal: object) -> str:
     """A reply's ``refusal`` as its stored error quotes it: bounded (`shown_message`)."""
     if isinstance(refusal, str) and refusal:
-        return shown_message(scrub_secrets(refusal))  # before the cut, as in `_brief`
+        return scrubbed_message(refusal)  # scrubbed before the cut, as in `_brief`
     return _short(refusal) if refusal else "content filter"
 
 
@@ -1690,7 +1699,9 @@ def _cut_text(text: str | None) -> str | None:
     Scrubbed of keys before the cut, and of a key's beginning where the cut (this one, or the
     body's at `MAX_REPLY_BYTES`) went through one: no scrub finds a key's part afterwards.
     """
-    return None if text is None else scrub_cut_end(scrub_answer(text)[:MAX_REPLY_CHARS])
+    if text is None:
+        return None
+    return scrub_cut_end(scrub_answer(text[: MAX_REPLY_CHARS + KEY_REACH])[:MAX_REPLY_CHARS])
 
 
 def _kind(value: object) -> str:
