@@ -187,6 +187,9 @@ MAX_ERROR_BYTES: Final = 64 << 10
 reads it whole to quote the server's message, which is a line, and only 300 characters of it
 are kept (`_status_text`)."""
 
+HOSTED_API: Final = "https://api.openai.com/v1"
+"""Where a spec without a server URL sends its requests: the hosted OpenAI API."""
+
 MAX_FINISH_REASON_CHARS: Final = 64
 """How much of a reply's ``finish_reason`` is kept: it is a word (``stop``, ``length``); a
 longer one is cut, ending ``... (N characters)``."""
@@ -333,6 +336,17 @@ def parse_target(target: str | None) -> tuple[str, str | None]:
     if at < 0:
         at = target.find("@")
     if at < 0:
+        if os.environ.get("OPENAI_BASE_URL", "").strip().rstrip("/") not in ("", HOSTED_API):
+            # The openai client sends a spec without a URL to the server this variable names,
+            # while the run records the hosted API: answers from elsewhere were stored (and
+            # read back by later runs) as the hosted model's (re-test 22). Its value is not
+            # shown: it may hold a password.
+            raise ValueError(
+                f"openai spec {shown_spec(target)!r} names no server, so it means the hosted "
+                "OpenAI API, but the environment variable OPENAI_BASE_URL is set and the "
+                "openai client would send the requests there: give that server in the spec "
+                f"(openai:{shown_spec(target)}@URL), or unset OPENAI_BASE_URL"
+            )
         return target, None
     model, url = target[:at], target[at + 1 :]
     if not model or not url:
@@ -671,7 +685,8 @@ def chat_client(
     )
     return openai.AsyncOpenAI(
         api_key=key,
-        base_url=base_url,
+        # Never None: the client would read $OPENAI_BASE_URL, a server no spec names.
+        base_url=base_url or HOSTED_API,
         max_retries=0,  # retries are the caller's: typed, bounded, Retry-After aware
         timeout=timeout,
         http_client=kind(
