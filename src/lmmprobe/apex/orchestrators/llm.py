@@ -59,6 +59,7 @@ from lmmprobe.models.api_keys import (
     redact_record,
     redact_spec,
     resolve_api_key,
+    scrub_answer,
     scrub_cut_end,
     scrub_secrets,
 )
@@ -394,9 +395,11 @@ class LLMOrchestrator:
             text = arguments if isinstance(arguments, str) and arguments else text
         # The server's text becomes the report's questions, findings and transcript, written
         # as they come: a key it quotes (the request's own, echoed) was in report.json and
-        # report.md (re-test 22). No key belongs in a plan: scrubbed as an error message is,
-        # and of a key's first characters where the body's cut went through one.
-        text = scrub_secrets(text)
+        # report.md (re-test 22). Scrubbed as an answer is (`scrub_answer`: the configured
+        # keys, a short one as a whole word only, so a key such as "none" or "true" leaves
+        # the plan's words and JSON intact), and of a key's first characters where the body's
+        # cut went through one.
+        text = scrub_answer(text)
         return scrub_cut_end(text) if cut else text
 
     def _ask(
