@@ -445,15 +445,20 @@ def _piece_secret(piece: str) -> tuple[str, int | None] | None:
         if inner is not None:
             name, value_at = inner
             return name, (None if value_at is None else 2 + value_at)
-    eq = piece.find("=")
-    value = piece[eq + 1 :] if eq > 0 else ""
-    # ``--extra=--token=X``, and a header given as a flag's value (``--header=Authorization:X``)
-    if found is None and value and (value[0] in _DASH_CHARS or ":" in value.split("=")[0]):
-        inner = _piece_secret_alone(value)
+    if found is not None:
+        return found
+    # ``--extra=--token=X``, a header given as a flag's value (``--header=Authorization:X``),
+    # and an assignment (``--env=VLLM_API_KEY=X``, docker's; ``--set:password=X``): the value
+    # after a flag's "=" or ":", or an assignment's "=", judged as a piece of its own.
+    flag = piece[:1] in _DASH_CHARS
+    seps = [at for at in (piece.find("="), piece.find(":") if flag else -1) if at > 0]
+    if seps:
+        eq = min(seps)
+        inner = _piece_secret_alone(piece[eq + 1 :]) if piece[eq + 1 :] else None
         if inner is not None:
             name, value_at = inner
             return name, (None if value_at is None else eq + 1 + value_at)
-    return found
+    return None
 
 
 def _glued_short_flag(piece: str) -> bool:

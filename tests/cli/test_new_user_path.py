@@ -675,6 +675,29 @@ def test_an_option_of_one_value_given_twice_is_refused_not_silently_the_last(
     assert shown.returncode == 0, shown.stderr
 
 
+def test_a_one_letter_option_given_twice_with_its_value_glued_on_is_refused(
+    tmp_path: Path,
+) -> None:
+    # Re-test 22: click reads `-ob.html` as `-o b.html` and `-qo X` as `-q -o X`; the check of
+    # a repeated option read such a word as no option, and the last value won silently.
+    db = tmp_path / "a.db"
+    done = lmmprobe("run", "-m", "random", "--data", "demo,n=2", "-q", "--db", db)
+    assert done.returncode == 0, done.stderr
+    for args in (
+        ["report", "latest", "--db", db, "-o", tmp_path / "a.html", f"-o{tmp_path / 'b.html'}"],
+        ["report", "latest", "--db", db, "-fmd", "-f", "html", "-o", tmp_path / "c.out"],
+        ["run", "-m", "random", "-qd", "demo,n=2", "--data", "demo,n=3", "--db", db,
+         "--dry-run"],
+    ):  # fmt: skip
+        shown = lmmprobe(*args, timeout=120)
+        assert shown.returncode == 2, (args, shown.stdout, shown.stderr)
+        assert "is given more than once; it takes one value" in shown.stderr, shown.stderr
+    assert not list(tmp_path.glob("*.html")) and not (tmp_path / "c.out").exists()
+    # Given once, glued or not, they are read as before.
+    shown = lmmprobe("report", "latest", "--db", db, "-fmd", f"-o{tmp_path / 'r.md'}")
+    assert shown.returncode == 0 and (tmp_path / "r.md").exists(), shown.stderr
+
+
 def test_compare_of_three_runs_names_the_command_that_takes_more(tmp_path: Path) -> None:
     # `compare A B C` said only "Got unexpected extra argument(s) (C)" (re-test 21b).
     db = tmp_path / "s.db"

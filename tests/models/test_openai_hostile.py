@@ -456,3 +456,31 @@ def test_a_server_url_no_request_can_go_to_is_refused_when_the_spec_is_read(
     assert line.startswith("error: --judge openai:" if role == "judge" else "error: openai spec")
     assert "\n" not in line and "ExceptionGroup" not in line
     assert line.endswith(f"openai spec 'vlm@{url}': the server URL {said}")
+
+
+def test_a_spec_without_a_server_never_goes_where_openai_base_url_points(tmp_path: Path) -> None:
+    # Re-test 22: the openai client sends a spec without a URL (`openai:gpt-4o-mini`, the hosted
+    # API) to the server $OPENAI_BASE_URL names; the run recorded base_url null, so answers from
+    # another server were stored as the hosted model's, and later runs read them back as its.
+    from lmmprobe.testing import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        env = {"OPENAI_API_KEY": "sk-test-1234567890abcd", "OPENAI_BASE_URL": server.base_url}
+        for command in (
+            ["run", "-m", "openai:fake-vlm,max_attempts=1", "--data", "demo,n=2"],
+            ["run", "-m", "random", "--data", "demo,n=2", "--judge", "openai:fake-vlm"],
+        ):
+            done = lmmprobe(*command, "--db", tmp_path / "db", "--out", tmp_path / "o", **env)
+            assert done.returncode == 2, done.stdout + done.stderr
+            assert "Traceback" not in done.stderr, done.stderr
+            said = " ".join(done.stderr.split())
+            assert "the environment variable OPENAI_BASE_URL is set" in said, said
+            assert "(openai:fake-vlm@URL), or unset OPENAI_BASE_URL" in said, said
+            assert server.base_url not in said
+        assert server.requests_total == 0
+        # Given in the spec, the server is the spec's, whatever the variable says.
+        done = lmmprobe("run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", "demo,n=2",
+                        "--db", tmp_path / "db", "--out", tmp_path / "o",
+                        **{**env, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert server.requests_total == 2

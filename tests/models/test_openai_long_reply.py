@@ -9,6 +9,7 @@ stored with ``finish_reason=length`` as a token limit would leave it, and a warn
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import sqlite3
@@ -20,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.choice_rows import CHOICE_ASK, choice_rows, unsure_answers
-from tests.console import lmmprobe_with_key
+from tests.console import lmmprobe, lmmprobe_with_key
 
 pytest.importorskip("openai")
 
@@ -323,3 +324,82 @@ def test_a_cut_body_is_an_answer_cut_or_a_cut_output_never_a_reply_to_ask_again(
     got = model._reply(request, raw[: int(len(raw) * cut)], True, logprobs, 0.0)
     assert got.error is None and got.finish_reason == "length"
     assert got.text is not None and content.startswith(got.text)
+
+
+# Re-test 22: no key shape, so only the configured key's own scrubbing can find it.
+_CUT_SECRET = "CutThroughSecret7f3a9c2e1d"
+
+
+class _KeyAtTheByteCut(http.server.BaseHTTPRequestHandler):
+    """Answers with a body whose `MAX_REPLY_BYTES`-th byte falls 12 characters into the key."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        head = (
+            b'{"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": '
+            b'"assistant", "content": "(A) red", "padding": "'
+        )
+        thinking = b'", "reasoning_content": "I think '
+        filler = b"p" * (MAX_REPLY_BYTES - 12 - len(head) - len(thinking))
+        body = head + filler + thinking + _CUT_SECRET.encode() + b' and more"}}]}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        with contextlib.suppress(OSError):  # the client stops reading at its bound
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_cut_through_a_key_keeps_no_part_of_it(tmp_path: Path) -> None:
+    """A key cut through by lmmprobe's bounds left its first characters, which no scrub found
+    afterwards (it is no whole key): 64 characters of a finish reason, a refusal's message cut
+    in its middle, a text at `MAX_REPLY_CHARS`, a body at `MAX_REPLY_BYTES` (re-test 22)."""
+    start = _CUT_SECRET[:8]
+    replies: list[str | dict[str, str]] = [
+        {"content": "(A) red", "finish_reason": "x" * 50 + " " + _CUT_SECRET},
+        {"refusal": "y" * 740 + " " + _CUT_SECRET + " tail" * 100},
+        "(A) " + "z" * (MAX_REPLY_CHARS - 12 - 5) + " " + _CUT_SECRET,
+    ]
+    db = tmp_path / "db.sqlite"
+    rows = _rows(tmp_path, 3)
+    model = "openai:vlm@{},max_concurrency=1,max_attempts=1"
+    with FakeOpenAIServer(replies=replies) as server:
+        done = lmmprobe(
+            "run", "-m", model.format(server.base_url), "--data", rows, "--db", db,
+            "--out", tmp_path / "out", OPENAI_API_KEY=_CUT_SECRET, timeout=120,
+        )  # fmt: skip
+    first = lmmprobe("export", "latest", "--db", db, "--format", "csv", "--out", tmp_path / "a.csv")
+    raw = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _KeyAtTheByteCut)
+    threading.Thread(target=raw.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{raw.server_address[1]}/v1"
+        cut = lmmprobe(
+            "run", "-m", model.format(url), "--data", _rows(tmp_path, 1), "--db", db,
+            OPENAI_API_KEY=_CUT_SECRET, timeout=120,
+        )  # fmt: skip
+    finally:
+        raw.shutdown()
+        raw.server_close()
+    said = [done.stdout, done.stderr, cut.stdout, cut.stderr]
+    assert "Traceback" not in done.stderr + cut.stderr, said
+    second = lmmprobe(
+        "export", "latest", "--db", db, "--format", "csv", "--out", tmp_path / "b.csv"
+    )
+    assert first.returncode == 0 and second.returncode == 0, (first.stderr, second.stderr)
+    for text in said:
+        assert start not in text
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert start.encode() not in path.read_bytes(), path
+    with sqlite3.connect(db) as c:
+        stored = list(
+            c.execute("SELECT text, reasoning, finish_reason, error_message FROM responses")
+        )
+    assert [[(v or "")[-30:] for v in row] for row in stored] == [
+        ["(A) red", "", "x" * 19 + " [redacted]", ""],
+        ["", "", "", " tail" * 6],  # the refusal: its cut went through "[redacted]"
+        ["z" * 19 + " [redacted]", "", "length", ""],
+        ["(A) red", "I think [redacted]", "length", ""],
+    ]

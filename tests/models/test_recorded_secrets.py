@@ -9,8 +9,11 @@ server's URL, which the ``openai`` backend accepts (the server may want basic au
 
 from __future__ import annotations
 
+import base64
+import http.server
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
 from tests.console import lmmprobe
@@ -350,3 +353,44 @@ def test_a_url_password_sent_as_basic_authentication_and_echoed_is_never_recorde
     for path in (p for p in tmp_path.rglob("*") if p.is_file()):
         assert encoded.encode() not in path.read_bytes(), path
     _nothing_recorded(tmp_path)
+
+
+class _QuotesBasicPassword(http.server.BaseHTTPRequestHandler):
+    """A proxy refusing every request with the password it decoded from basic authentication."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        sent = self.headers.get("Authorization", "").removeprefix("Basic ")
+        password = base64.b64decode(sent).decode().partition(":")[2]
+        body = json.dumps({"error": {"message": f"wrong password {password} for user bob"}})
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_percent_encoded_url_password_quoted_decoded_is_never_recorded(tmp_path: Path) -> None:
+    # Re-test 22: the password of http://bob:p%40ss...@host is sent decoded (p@ss...); a server
+    # quoting that in its 401 had it stored, exported and printed: only its written form
+    # (p%40ss...) and the base64 of the pair were known as secrets.
+    decoded = "p@ss-Encoded-s3cr3t"
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuotesBasicPassword)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://bob:p%40ss-Encoded-s3cr3t@127.0.0.1:{server.server_address[1]}/v1"
+        ran = lmmprobe("run", "-m", f"openai:vlm@{url},max_attempts=1", "--limit", "2",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    csv = lmmprobe("export", "latest", "--db", tmp_path / "db", "--format", "csv")
+    assert "Traceback" not in ran.stderr, ran.stderr
+    assert f"wrong password {REDACTED} for user bob" in csv.stdout, csv.stdout
+    for proc in (ran, csv):
+        assert decoded not in proc.stdout + proc.stderr, proc.args
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert decoded.encode() not in path.read_bytes(), path

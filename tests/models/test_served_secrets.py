@@ -507,3 +507,25 @@ def test_ordinary_url_parameters_and_users_are_kept() -> None:
     for url in ("http://h/v1?api-version=2024-02-01", "http://h/v1?%70age=2&sort[]=a",
                 "openai:m@user@h:8000/v1", "http://127.0.0.1:9/v1"):  # fmt: skip
         assert redact_spec(url) == url and redact_urls(url) == url
+
+
+# Re-test 22: an assignment as a flag's value (docker's ``--env=NAME=VALUE``) or after a
+# flag's ":" passed the check: the spec, the key in it, reached the terminal and the records.
+FLAG_VALUE_ASSIGNMENTS = [
+    ("command", f"docker run --env=VLLM_API_KEY={SECRET} vllm/vllm-openai", "VLLM_API_KEY"),
+    ("command", f"docker run -e=HF_TOKEN={SECRET} vllm/vllm-openai", "HF_TOKEN"),
+    ("args", f"--set=password={SECRET}", "password"),
+    ("args", f"--define:token={SECRET}", "token"),
+]
+
+
+@pytest.mark.parametrize(("option", "text", "name"), FLAG_VALUE_ASSIGNMENTS)
+def test_an_assignment_as_a_flags_value_is_refused_and_redacted(
+    tmp_path: Path, option: str, text: str, name: str
+) -> None:
+    spec = f"vllm:some/model,{option}={text}"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o", "--dry-run")  # fmt: skip
+    assert f"{option}= cannot pass {name}:" in _one_line_error(proc)
+    _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
+    assert SECRET not in redact_text(text) and SECRET not in redact_spec(spec)

@@ -686,6 +686,23 @@ def test_an_mmmu_folder_reads_regular_files_inside_it_only(
     assert f"{bad}: " in out and why in out, out
 
 
+@pytest.mark.parametrize("target", ["output.json", "../Music/output.json"])
+@pytest.mark.parametrize("reader", [(), ("--reader", "mmmu")])
+def test_an_mmmu_subject_whose_file_is_a_looping_link_is_named_not_left_out(
+    tmp_path: Path, target: str, reader: tuple[str, ...]
+) -> None:
+    # Re-test 22: glob("*/output.json") skipped a link that loops (Music/output.json ->
+    # output.json): the other subjects were scored without a word about Music; read, its check
+    # of links raised RuntimeError (a traceback).
+    folder = _mmmu_folder(tmp_path)
+    bad = folder / "Music" / "output.json"
+    bad.symlink_to(target)
+    code, out = _import(folder, tmp_path, *reader, timeout=60)
+    assert code == 2, out
+    assert "Traceback" not in out, out
+    assert f"{bad}: a link that loops back on itself" in out, out
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 @pytest.mark.parametrize("name", ["answers.jsonl", "output_m.json", "M_D.xlsx"])
 def test_a_fifo_given_as_the_file_is_refused_at_once(tmp_path: Path, name: str) -> None:

@@ -234,6 +234,24 @@ def write_report(
     return j, md
 
 
+def shown_specs(report: Report) -> Callable[[str], str]:
+    """A function writing `report`'s model specs inside a text as `redact_spec` writes them.
+
+    For prose that names a model by its spec (``openai:m@http://u:PASSWORD@h/v1: above
+    chance...``): its other words are left as they are, where `redact_text` would also take
+    ``key: the red one`` for a secret.
+    """
+    secret = [(m, redact_spec(m)) for m in sorted(report.models, key=len, reverse=True)]
+    secret = [(m, shown) for m, shown in secret if shown != m]
+
+    def prose(text: str) -> str:
+        for spec, shown in secret:
+            text = text.replace(spec, shown)
+        return text
+
+    return prose
+
+
 def _redacted(report: Report) -> Report:
     """A copy of `report` as it may be written: the secrets of every spec redacted.
 
@@ -242,6 +260,18 @@ def _redacted(report: Report) -> Report:
     go through the one rule of `lmmprobe._secrets`; figures and the experiments are untouched.
     """
     shown = report.model_copy(deep=True)
+    # Prose names models by their specs (conclusions from the numbers, the rules' findings):
+    # each spec in it is written as the spec fields are, its secrets redacted (re-test 22).
+    prose = shown_specs(report)
+    shown.conclusions = [prose(c) for c in shown.conclusions]
+    shown.open_questions = [prose(q) for q in shown.open_questions]
+    if shown.sufficiency is not None:
+        shown.sufficiency.reason = prose(shown.sufficiency.reason)
+    for rec in shown.experiments:
+        for finding in rec.findings:
+            finding.statement = prose(finding.statement)
+    for rejection in shown.rejections:
+        rejection.error = prose(rejection.error)
     shown.models = [redact_spec(m) for m in shown.models]
     shown.orchestrator = redact_spec(shown.orchestrator)
     shown.metadata = redact_record(shown.metadata)

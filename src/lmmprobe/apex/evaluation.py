@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.apex.experiments import Finding, Interval, ModelResult, Report, Results, Verdict
 from lmmprobe.metrics import MetricValue, group_by, summarize
 from lmmprobe.models.base import AsyncModel, Model
@@ -183,9 +184,12 @@ def statistical_findings(results: Results) -> list[Finding]:
     """
     out: list[Finding] = []
     for r in results.models:
+        # Prose names a model by its spec with any secret redacted (a URL's password), as
+        # every written spec is: the statements are written and shown as they are.
+        name = redact_spec(r.model)
         out.append(
             Finding(
-                statement=f"{r.model} ({r.method}): accuracy {_fmt(r.accuracy)} is "
+                statement=f"{name} ({r.method}): accuracy {_fmt(r.accuracy)} is "
                 f"{_VERDICT_TEXT[r.verdict]} (chance {r.chance:.2f}).",
                 model=r.model,
             )
@@ -197,7 +201,7 @@ def statistical_findings(results: Results) -> list[Finding]:
             if len(high) == 1 and len(low) == len(per) - 1:
                 out.append(
                     Finding(
-                        statement=f"{r.model} answers {high[0]!r} for nearly every image: a "
+                        statement=f"{name} answers {high[0]!r} for nearly every image: a "
                         "response bias, not evidence of recognition.",
                         model=r.model,
                     )
@@ -208,7 +212,7 @@ def statistical_findings(results: Results) -> list[Finding]:
                 if per[best] - per[worst] >= 0.3:
                     out.append(
                         Finding(
-                            statement=f"{r.model} is most accurate on {best!r} "
+                            statement=f"{name} is most accurate on {best!r} "
                             f"({per[best]:.2f}) and least on {worst!r} ({per[worst]:.2f}).",
                             model=r.model,
                         )
@@ -216,14 +220,14 @@ def statistical_findings(results: Results) -> list[Finding]:
         if r.abstention_rate is not None and (r.abstention_rate.value or 0) >= 0.5:
             out.append(
                 Finding(
-                    statement=f"{r.model} abstains on {r.abstention_rate.value:.0%} of images.",
+                    statement=f"{name} abstains on {r.abstention_rate.value:.0%} of images.",
                     model=r.model,
                 )
             )
         if r.error_rate.value:
             out.append(
                 Finding(
-                    statement=f"{r.model}: {r.error_rate.value:.0%} of requests failed "
+                    statement=f"{name}: {r.error_rate.value:.0%} of requests failed "
                     "(excluded from accuracy).",
                     model=r.model,
                 )
@@ -240,7 +244,8 @@ def statistical_findings(results: Results) -> list[Finding]:
         if best_r is not worst_r and separated:
             out.append(
                 Finding(
-                    statement=f"{best_r.model} is more accurate than {worst_r.model} "
+                    statement=f"{redact_spec(best_r.model)} is more accurate than "
+                    f"{redact_spec(worst_r.model)} "
                     "(non-overlapping 95% intervals)."
                 )
             )
@@ -259,8 +264,11 @@ def fallback_conclusions(report: Report) -> list[str]:
         ]
         above = [i for i, r in rows if r.verdict == "above_chance"]
         if not rows:
-            out.append(f"{model}: no experiment was run.")
+            out.append(f"{redact_spec(model)}: no experiment was run.")
             continue
         which = ", ".join(f"E{i}" for i in above) if above else "none"
-        out.append(f"{model}: above chance in {len(above)} of {len(rows)} experiments ({which}).")
+        out.append(
+            f"{redact_spec(model)}: above chance in {len(above)} of {len(rows)} experiments "
+            f"({which})."
+        )
     return out

@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe._version import __version__
 from lmmprobe.apex.evaluation import (
     evaluate_models,
@@ -190,13 +191,18 @@ def _check_experiment(settings: Settings) -> Callable[[Experiment], None]:
     return check
 
 
+def _through(prose: Callable[[str], str], say: Callable[[str], None]) -> Callable[[str], None]:
+    """`say`, each text first passed through `prose`."""
+    return lambda text: say(prose(text))
+
+
 def _summary_line(record: ExperimentRecord) -> str:
     parts = []
     for r in record.results.models:
         acc = r.accuracy
         ci = f" [{acc.low:.2f}, {acc.high:.2f}]" if acc.low is not None and acc.high else ""
         value = f"{acc.value:.2f}" if acc.value is not None else "-"
-        parts.append(f"{r.model} {value}{ci} ({r.verdict.replace('_', ' ')})")
+        parts.append(f"{redact_spec(r.model)} {value}{ci} ({r.verdict.replace('_', ' ')})")
     return f"  results (chance {record.results.chance:.2f}): " + "; ".join(parts)
 
 
@@ -253,7 +259,7 @@ def run_campaign(
         ValueError: Bad settings.
 
     """
-    from lmmprobe.apex.campaign_report import write_report
+    from lmmprobe.apex.campaign_report import shown_specs, write_report
 
     say = say or (lambda line: log.info(line))
     orch = load_orchestrator(orchestrator) if isinstance(orchestrator, str) else orchestrator
@@ -298,11 +304,14 @@ def run_campaign(
         "methods": dict(env.methods),
     }
     started = time.perf_counter()
+    # What is said names models by spec (the rules' reasons): their secrets redacted, as written.
+    say = _through(shown_specs(report), say)
     session = _Session(report, orch, env, say)
     cache = ImageCache(cache_dir)
     datasets: list[ExperimentDataset] = []
     say(
-        f"APEx: {report.query!r} — models: {', '.join(models)}; orchestrator: {report.orchestrator}"
+        f"APEx: {report.query!r} — models: {', '.join(map(redact_spec, models))}; "
+        f"orchestrator: {report.orchestrator}"
     )
     # The query is read before anything is written: an unsupported query leaves no files.
     try:

@@ -942,14 +942,31 @@ def repeated_option(command: Any, args: Sequence[str]) -> str | None:
     for token in tokens:
         if token == "--" or token in subcommands:
             break  # a group's own options end where its sub-command's begin
-        name = token.split("=", 1)[0] if token.startswith("--") else token
+        name, glued = token.split("=", 1)[0] if token.startswith("--") else token, "=" in token
+        if not token.startswith("--") and len(token) > 2 and token[0] == "-":
+            name, glued = _short_option(token, takes_value, flags)
         if name in takes_value:
             seen[takes_value[name]] = seen.get(takes_value[name], 0) + 1
             if seen[takes_value[name]] > 1:
                 return takes_value[name]
-            if "=" not in token:
+            if not glued:
                 next(tokens, None)  # its value, whatever it looks like
     return None
+
+
+def _short_option(token: str, takes_value: Mapping[str, str], flags: set[str]) -> tuple[str, bool]:
+    """The one-value option in one-letter options written together, and whether its value is on.
+
+    As click reads them: ``-ob.html`` is ``-o b.html``, ``-qo`` is ``-q -o`` (value next). The
+    token itself where a letter is no option of the command (click refuses it then).
+    """
+    for at in range(1, len(token)):
+        short = "-" + token[at]
+        if short in takes_value:
+            return short, at + 1 < len(token)
+        if short not in flags:
+            break
+    return token, True
 
 
 _USAGE_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")

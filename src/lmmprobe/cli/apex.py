@@ -19,6 +19,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.cli._common import ModelsOption, console, fail, said_when_interrupted
 from lmmprobe.schema.spec import MAX_BOOTSTRAP
 
@@ -92,6 +93,7 @@ def apex(
 ) -> None:
     """Design VQA experiments from image tools, run them on the models, write a report."""
     from lmmprobe.apex import Settings, run_campaign
+    from lmmprobe.apex.campaign_report import shown_specs
     from lmmprobe.apex.orchestrators import OrchestratorError, load_orchestrator
     from lmmprobe.registry import RegistryError
     from lmmprobe.tools.retrieval import CollectionError
@@ -171,7 +173,7 @@ def apex(
     table.add_column("experiment", overflow="fold")
     table.add_column("chance", justify="right")
     for m in report.models:
-        table.add_column(escape(m), justify="right", no_wrap=True)
+        table.add_column(escape(redact_spec(m)), justify="right", no_wrap=True)
     for rec in report.experiments:
         cells = []
         for m in report.models:
@@ -192,8 +194,9 @@ def apex(
             *cells,
         )
     console.print(table)
+    prose = shown_specs(report)  # as report.md writes them: no spec's secret
     for line in report.conclusions:
-        console.print(f"- {escape(line)}", highlight=False, soft_wrap=True)
+        console.print(f"- {escape(prose(line))}", highlight=False, soft_wrap=True)
     # Whole on its line, as `run`'s results line: a script or a person copies the path.
     console.print(
         f"report: {escape(str(campaign.report_md))}", highlight=False, soft_wrap=True, no_wrap=True

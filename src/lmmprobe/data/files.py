@@ -172,7 +172,13 @@ def open_regular(path: Path, within: Path | None = None, *, what: str = "predict
 
     """
     if within is not None:
-        real, root = path.resolve(), within.resolve()
+        try:
+            real, root = path.resolve(), within.resolve()
+        except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError for a link loop
+            raise UnreadableFile(
+                f"{path}: a link that loops back on itself (or cannot be followed); lmmprobe "
+                "reads only files inside the folder it was given: put the file there"
+            ) from None
         if not real.is_relative_to(root):
             raise UnreadableFile(
                 f"{path}: a link to {real}, outside {within}; lmmprobe reads only files inside "

@@ -51,8 +51,10 @@ from lmmprobe._secrets import (
     splits_a_password,
     url_secret_values,
 )
+from lmmprobe.schema.text import MESSAGE_CHARS, shown_message
 
 __all__ = [
+    "KEY_REACH",
     "LOCAL_HOSTS",
     "MIN_ANSWER_SECRET_LENGTH",
     "MIN_SECRET_LENGTH",
@@ -73,7 +75,10 @@ __all__ = [
     "remember_secret",
     "resolve_api_key",
     "scrub_answer",
+    "scrub_cut_end",
     "scrub_secrets",
+    "scrubbed_message",
+    "scrubbed_value",
     "secret_argument",
     "splits_a_password",
     "unset_key_env",
@@ -173,6 +178,54 @@ def scrub_answer(text: str) -> str:
     return text if pattern is None else pattern.sub(REDACTED, text)
 
 
+KEY_REACH = 4_096
+"""Characters read past a cut so that a key standing across it is scrubbed whole (no key is
+this long); what lies further is cut unread: scrubbing megabytes a server sent cost seconds."""
+
+
+def scrubbed_value(text: str, limit: int) -> str:
+    """`text` scrubbed as an error message (`scrub_secrets`), then cut as `shown_value` cuts.
+
+    Scrubbed before the cut: a cut through a key keeps its first characters, which no scrub
+    finds afterwards (re-test 22: a finish reason cut at 64 characters kept 20 of a key's 26).
+    """
+    clean = scrub_secrets(text[: limit + KEY_REACH])
+    if len(clean) <= limit and len(text) <= limit + KEY_REACH:
+        return clean
+    return f"{clean[:limit]}... ({len(text):,} characters)"
+
+
+def scrubbed_message(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` scrubbed (`scrub_secrets`), then cut in the middle as `shown_message` cuts it.
+
+    Its start and end are each scrubbed with `KEY_REACH` characters more than are kept, so a
+    key across either cut goes whole and the megabytes between are never read.
+    """
+    if len(text) <= limit + 2 * KEY_REACH:
+        return shown_message(scrub_secrets(text), limit)
+    keep_head, keep_tail = limit * 3 // 4, limit // 5
+    head = scrub_secrets(text[: keep_head + KEY_REACH])[:keep_head]
+    tail = scrub_secrets(text[-(keep_tail + KEY_REACH) :])[-keep_tail:]
+    return f"{head}... ({len(text) - keep_head - keep_tail:,} characters cut) ...{tail}"
+
+
+def scrub_cut_end(text: str) -> str:
+    """`text`, cut short, without the first characters of a configured key at its end.
+
+    A cut through a key (a reply read up to lmmprobe's limit, or a body cut at its byte limit)
+    leaves the key's beginning, which neither scrub finds: it is no whole key. Such an end, of
+    `MIN_ANSWER_SECRET_LENGTH` characters or more, is replaced by ``[redacted]``. For text
+    already cut only: a text that merely ends as a key begins is changed too.
+    """
+    with _lock:
+        known = sorted(_secrets, key=len, reverse=True)
+    for secret in known:
+        for length in range(len(secret) - 1, MIN_ANSWER_SECRET_LENGTH - 1, -1):
+            if text.endswith(secret[:length]):
+                return text[:-length] + REDACTED
+    return text
+
+
 NO_KEY = "EMPTY"
 """The key given to a local server, and the stand-in for a key a dry run does not need."""
 
@@ -222,9 +275,12 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
             (never a key). Or `key_env` is not set and its name is not plain.
 
     """
-    for value in [*url_secret_values(base_url or ""), *basic_credentials(base_url or "")]:
+    written = url_secret_values(base_url or "")
+    # As written and as sent: httpx percent-decodes a URL's password before it sends it.
+    for value in [*written, *map(unquote, written), *basic_credentials(base_url or "")]:
         # A server may quote its route in an error (a 404), where no scheme marks it a URL,
-        # or echo the Authorization header a URL's password was sent in (re-test 21).
+        # or echo the Authorization header a URL's password was sent in (re-test 21), or
+        # the password it decoded from that header (re-test 22: ``p%40ss`` quoted as ``p@ss``).
         # Only long values: a short one would be taken out of answers as an ordinary word.
         if len(value) >= MIN_SECRET_LENGTH:
             remember_secret(value)

@@ -124,7 +124,16 @@ import openai
 from lmmprobe._mapping_file import decimal_number
 from lmmprobe._secrets import shown_spec
 from lmmprobe.models._images import PayloadTooLargeError, data_urls, image_key, images_problem
-from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
+from lmmprobe.models.api_keys import (
+    KEY_REACH,
+    key_env_name,
+    resolve_api_key,
+    scrub_answer,
+    scrub_cut_end,
+    scrub_secrets,
+    scrubbed_message,
+    scrubbed_value,
+)
 from lmmprobe.models.base import (
     AuthenticationError,
     BadRequestError,
@@ -153,7 +162,7 @@ from lmmprobe.schema import (
     Usage,
     token_count,
 )
-from lmmprobe.schema.text import ascii_integer, shown_message, shown_value
+from lmmprobe.schema.text import ascii_integer, shown_value
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -177,6 +186,9 @@ MAX_ERROR_BYTES: Final = 64 << 10
 """The most bytes read (decoded: after any decompression) of an HTTP error's body: the client
 reads it whole to quote the server's message, which is a line, and only 300 characters of it
 are kept (`_status_text`)."""
+
+HOSTED_API: Final = "https://api.openai.com/v1"
+"""Where a spec without a server URL sends its requests: the hosted OpenAI API."""
 
 MAX_FINISH_REASON_CHARS: Final = 64
 """How much of a reply's ``finish_reason`` is kept: it is a word (``stop``, ``length``); a
@@ -324,6 +336,17 @@ def parse_target(target: str | None) -> tuple[str, str | None]:
     if at < 0:
         at = target.find("@")
     if at < 0:
+        if os.environ.get("OPENAI_BASE_URL", "").strip().rstrip("/") not in ("", HOSTED_API):
+            # The openai client sends a spec without a URL to the server this variable names,
+            # while the run records the hosted API: answers from elsewhere were stored (and
+            # read back by later runs) as the hosted model's (re-test 22). Its value is not
+            # shown: it may hold a password.
+            raise ValueError(
+                f"openai spec {shown_spec(target)!r} names no server, so it means the hosted "
+                "OpenAI API, but the environment variable OPENAI_BASE_URL is set and the "
+                "openai client would send the requests there: give that server in the spec "
+                f"(openai:{shown_spec(target)}@URL), or unset OPENAI_BASE_URL"
+            )
         return target, None
     model, url = target[:at], target[at + 1 :]
     if not model or not url:
@@ -662,7 +685,8 @@ def chat_client(
     )
     return openai.AsyncOpenAI(
         api_key=key,
-        base_url=base_url,
+        # Never None: the client would read $OPENAI_BASE_URL, a server no spec names.
+        base_url=base_url or HOSTED_API,
         max_retries=0,  # retries are the caller's: typed, bounded, Retry-After aware
         timeout=timeout,
         http_client=kind(
@@ -1328,11 +1352,18 @@ class OpenAIChatModel:
         content, refusal = message.get("content"), message.get("refusal")
         sent_finish = choice.get("finish_reason")
         # A word (stop, length, tool_calls...): a server's megabytes there were stored whole.
+        # Scrubbed before the cut: one through a key kept its first characters (re-test 22).
         finish_reason = (
-            shown_value(sent_finish, MAX_FINISH_REASON_CHARS)
+            scrubbed_value(sent_finish, MAX_FINISH_REASON_CHARS)
             if isinstance(sent_finish, str)
             else None
         )
+        read = (
+            sent_finish[: MAX_FINISH_REASON_CHARS + KEY_REACH]
+            if isinstance(sent_finish, str)
+            else ""
+        )
+        redacted = scrub_secrets(read) != read  # what `scrubbed_value` read of it lost a key
         # As a message quotes it (`_empty`): any other JSON value, cut and scrubbed.
         finish = finish_reason if finish_reason is not None else _short(sent_finish)
         reasoning = _reasoning(message)
@@ -1360,8 +1391,9 @@ class OpenAIChatModel:
             cut or len(content or "") > MAX_REPLY_CHARS or len(reasoning or "") > MAX_REPLY_CHARS
         )
         if cut_here:
-            content = None if content is None else content[:MAX_REPLY_CHARS]
-            reasoning = None if reasoning is None else reasoning[:MAX_REPLY_CHARS]
+            plain = [None if t is None else t[:MAX_REPLY_CHARS] for t in (content, reasoning)]
+            content, reasoning = _cut_text(content), _cut_text(reasoning)
+            redacted = redacted or [content, reasoning] != plain
             finish_reason = "length"
             self._reply_cut(cut, empty=cut and not (content or "").strip() and not reasoning)
         if content is None or not content.strip():
@@ -1377,6 +1409,7 @@ class OpenAIChatModel:
                     text="",
                     reasoning=reasoning,
                     finish_reason=finish_reason,
+                    redacted=redacted,
                     latency_s=latency,
                     usage=usage,
                 )
@@ -1388,6 +1421,7 @@ class OpenAIChatModel:
                 text=content,
                 reasoning=reasoning,
                 finish_reason=finish_reason,
+                redacted=redacted,
                 latency_s=latency,
                 usage=usage,
             )
@@ -1398,6 +1432,7 @@ class OpenAIChatModel:
                     text=content,
                     reasoning=reasoning,
                     finish_reason=finish_reason,
+                    redacted=redacted,
                     latency_s=latency,
                     usage=usage,
                 )
@@ -1411,6 +1446,7 @@ class OpenAIChatModel:
             text=content,
             reasoning=reasoning,
             finish_reason=finish_reason,
+            redacted=redacted,
             loglikelihoods=scores,
             token_counts=[1] * len(scores),
             latency_s=latency,
@@ -1669,8 +1705,19 @@ def _part_thinking(part: dict[str, Any], kind: str) -> str:
 def _refusal_text(refusal: object) -> str:
     """A reply's ``refusal`` as its stored error quotes it: bounded (`shown_message`)."""
     if isinstance(refusal, str) and refusal:
-        return shown_message(refusal)
+        return scrubbed_message(refusal)  # scrubbed before the cut, as in `_brief`
     return _short(refusal) if refusal else "content filter"
+
+
+def _cut_text(text: str | None) -> str | None:
+    """An answer or its thinking as a cut reply keeps it: `MAX_REPLY_CHARS`, no part of a key.
+
+    Scrubbed of keys before the cut, and of a key's beginning where the cut (this one, or the
+    body's at `MAX_REPLY_BYTES`) went through one: no scrub finds a key's part afterwards.
+    """
+    if text is None:
+        return None
+    return scrub_cut_end(scrub_answer(text[: MAX_REPLY_CHARS + KEY_REACH])[:MAX_REPLY_CHARS])
 
 
 def _kind(value: object) -> str:

@@ -54,7 +54,15 @@ from lmmprobe.apex.protocol import (
     Role,
     latest_record,
 )
-from lmmprobe.models.api_keys import key_env_name, redact_spec, resolve_api_key, scrub_secrets
+from lmmprobe.models.api_keys import (
+    key_env_name,
+    redact_record,
+    redact_spec,
+    resolve_api_key,
+    scrub_answer,
+    scrub_cut_end,
+    scrub_secrets,
+)
 from lmmprobe.parse.thinking import split_answer
 from lmmprobe.spec import parse_spec as parse_grammar
 
@@ -228,15 +236,18 @@ def step_messages(
     latest experiment. Each rejected attempt follows as the assistant's reply and the error.
     """
     model, instruction = STEPS[step]
+    # The models' specs go to the orchestrator's server (a hosted model's provider) with
+    # their secrets redacted: a URL's password or ``?api_key=`` was sent as written (re-test
+    # 22), in this list and in the report's state. The orchestrator names models in prose only.
     system = SYSTEM.format(
-        models=", ".join(f"{m} ({env.methods.get(m, '?')})" for m in env.models),
+        models=", ".join(f"{redact_spec(m)} ({env.methods.get(m, '?')})" for m in env.models),
         source="retrieved from " + env.collection.source
         if env.collection is not None
         else "generated",
         groups=_groups_text(env),
         catalog=_catalog_text(env),
     )
-    state: dict[str, Any] = {"report": report.state_for_orchestrator()}
+    state: dict[str, Any] = {"report": redact_record(report.state_for_orchestrator())}
     if step == "discuss":
         state["latest_experiment"] = latest_record(report).index
     user = (
@@ -382,7 +393,14 @@ class LLMOrchestrator:
             fn = calls[0].get("function")
             arguments = fn.get("arguments") if isinstance(fn, dict) else None
             text = arguments if isinstance(arguments, str) and arguments else text
-        return text
+        # The server's text becomes the report's questions, findings and transcript, written
+        # as they come: a key it quotes (the request's own, echoed) was in report.json and
+        # report.md (re-test 22). Scrubbed as an answer is (`scrub_answer`: the configured
+        # keys, a short one as a whole word only, so a key such as "none" or "true" leaves
+        # the plan's words and JSON intact), and of a key's first characters where the body's
+        # cut went through one.
+        text = scrub_answer(text)
+        return scrub_cut_end(text) if cut else text
 
     def _ask(
         self, step: str, report: Report, env: PlanningEnv, retries: Sequence[Attempt]

@@ -10,6 +10,7 @@ both the prediction and MMMU's own reading (``tool_extraction``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,16 @@ __all__ = ["MMMUOutputs"]
 
 
 def _outputs(path: Path) -> list[Path]:
-    """The ``SUBJECT/output.json`` files of a model folder, sorted; [path] for one file."""
+    """The ``SUBJECT/output.json`` files of a model folder, sorted; [path] for one file.
+
+    A subject's ``output.json`` that is a broken or looping link is listed too (``glob`` left
+    it out, as if the subject had no file: the run scored the others without a word), so that
+    reading it names it.
+    """
     if path.is_dir():
-        return sorted(path.glob("*/output.json"))
+        return sorted(
+            sub / "output.json" for sub in path.glob("*") if os.path.lexists(sub / "output.json")
+        )
     return [path]
 
 
