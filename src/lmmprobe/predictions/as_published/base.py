@@ -178,6 +178,21 @@ PUBLISHED_FIGURES: Registry[PublishedFigure] = Registry(
 """``--as-published`` hooks, named ``READER/BENCHMARK`` (``vlmevalkit/hallusionbench``)."""
 
 
+def fitting_hooks(tool: str, benchmark: str | None, path: Path) -> list[PublishedFigure]:
+    """The hooks that could give `tool`'s figure for `benchmark` (or the one `path` tells).
+
+    A reader's own hook comes before a benchmark script that reads any reader's rows; with no
+    benchmark, only the reader's own hooks that recognise `path` (`find_published` picks one).
+    """
+    hooks = [PUBLISHED_FIGURES.get(name) for name in PUBLISHED_FIGURES.names()]
+    mine = [h for h in hooks if h.tool in (tool, ANY_READER)]
+    if benchmark is not None:
+        fit = [h for h in mine if h.benchmark == benchmark]
+        fit.sort(key=lambda h: h.tool == ANY_READER)
+        return fit
+    return [h for h in mine if h.tool != ANY_READER and h.recognises(path)]
+
+
 def find_published(tool: str, benchmark: str | None, path: Path) -> PublishedFigure:
     """The hook that gives `tool`'s figure for `benchmark` (or the one `path` says it holds).
 
@@ -186,13 +201,8 @@ def find_published(tool: str, benchmark: str | None, path: Path) -> PublishedFig
 
     """
     hooks = [PUBLISHED_FIGURES.get(name) for name in PUBLISHED_FIGURES.names()]
-    mine = [h for h in hooks if h.tool in (tool, ANY_READER)]
-    if benchmark is not None:
-        fit = [h for h in mine if h.benchmark == benchmark]
-        # A reader's own hook comes before a benchmark script that reads any reader's rows.
-        fit.sort(key=lambda h: h.tool == ANY_READER)
-    else:
-        fit = [h for h in mine if h.tool != ANY_READER and h.recognises(path)]
+    fit = fitting_hooks(tool, benchmark, path)
+    if benchmark is None:
         if len({h.benchmark for h in fit}) > 1:
             names = ", ".join(sorted({h.benchmark for h in fit}))
             raise DataError(

@@ -1,0 +1,68 @@
+"""What a researcher new to lmmprobe meets walking through the README (issue 34 part B, s19).
+
+Each test is one reproduction from the walk-through in a fresh clone, run through the real
+console script.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.console import lmmprobe
+
+
+def test_the_csv_of_an_export_is_refused_by_import_and_score_not_merged(tmp_path: Path) -> None:
+    # README: `export latest --format csv -o r.csv`, then a newcomer imports or scores it.
+    # `import r.csv --model x` read it as a mapped file and stored both models' 2 x N rows
+    # under "x" as one complete run (unparsed 0.333, a figure of no model); `score r.csv`
+    # said "--as-published: r.csv: no published figure..." for a flag never given.
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "demo,n=6", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    table = tmp_path / "r.csv"
+    exported = lmmprobe("export", "latest", "--format", "csv", "--db", db, "-o", table)
+    assert exported.returncode == 0, exported.stderr
+
+    imported = lmmprobe("import", table, "--model", "x", "--db", db, timeout=120)
+    assert imported.returncode == 2, imported.stdout
+    assert imported.stderr.count("\n") == 1, imported.stderr
+    assert "is a CSV written by `" in imported.stderr and "export --format csv`" in imported.stderr
+    assert "export RUN -o run.jsonl`, then `" in imported.stderr
+    listed = json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)
+    assert [r["models"] for r in listed] == [["random", "first"]], listed
+
+    scored = lmmprobe("score", table, timeout=120)
+    assert scored.returncode == 2, scored.stdout
+    assert scored.stderr.count("\n") == 1, scored.stderr
+    assert "--as-published" not in scored.stderr
+    assert "score run.jsonl`" in scored.stderr
+
+    # What the refusal points to works: the JSON lines export, scored per model.
+    rows = tmp_path / "run.jsonl"
+    assert lmmprobe("export", "latest", "--db", db, "-o", rows).returncode == 0
+    per_model = lmmprobe("score", rows, timeout=120)
+    assert per_model.returncode == 0, per_model.stderr
+    assert "random" in per_model.stdout and "first" in per_model.stdout
+
+
+def test_a_plain_score_of_a_file_with_its_golds_needs_no_as_published(tmp_path: Path) -> None:
+    # `score answers.jsonl` of {id, prediction, gold} rows: import scored and stored it, but
+    # score refused it: "--as-published: answers.jsonl: no published figure for a mapped file
+    # whose name tells the benchmark; there is one for: ai2d ..." (a flag never given, 17
+    # benchmarks listed), though the same file scores with --reader mapped.
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        '{"id": "1", "prediction": "cat", "gold": "cat"}\n'
+        '{"id": "2", "prediction": "dog", "gold": "cat"}\n'
+    )
+    scored = lmmprobe("score", answers, timeout=120)
+    assert scored.returncode == 0, scored.stderr
+    assert "--as-published" not in scored.stderr + scored.stdout
+    assert "2 predictions scored against the golds the file gives" in scored.stdout
+    assert "0.500" in scored.stdout  # accuracy: one of two
+
+    # Asked for, the tool's own figure is still refused in one line where there is none.
+    published = lmmprobe("score", answers, "--as-published", timeout=120)
+    assert published.returncode == 2
+    assert "no published figure for a mapped file" in published.stderr
