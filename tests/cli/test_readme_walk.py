@@ -66,3 +66,31 @@ def test_a_plain_score_of_a_file_with_its_golds_needs_no_as_published(tmp_path: 
     published = lmmprobe("score", answers, "--as-published", timeout=120)
     assert published.returncode == 2
     assert "no published figure for a mapped file" in published.stderr
+
+
+def test_an_exports_outcome_column_counts_as_the_run_counts(tmp_path: Path) -> None:
+    # `make demo`, then `export latest --format csv -o r.csv`: the baselines' empty free-form
+    # answers are stored with stage "unparsed", so a spreadsheet filter on the stage counted
+    # 304 unparsed rows where `show` says unparsed 0.000 (results.json: unparsed 0, empty 152).
+    # Each row now says the outcome the run's counts put it in.
+    import csv
+
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "synth,n=4", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    table = tmp_path / "r.csv"
+    exported = lmmprobe("export", "latest", "--format", "csv", "--db", db, "-o", table)
+    assert exported.returncode == 0, exported.stderr
+    with table.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    (written,) = tmp_path.glob("*/results.json")  # the run's folder beside its store
+    results = json.loads(written.read_text())
+    for model, result in results["models"].items():
+        counts = result["counts"]
+        mine = [r for r in rows if r["model"] == model]
+        assert len(mine) == counts["rows"]
+        for outcome in ("correct", "wrong", "unparsed", "truncated", "free_text", "empty"):
+            got = sum(r["outcome"] == outcome for r in mine)
+            assert got == counts[outcome], (model, outcome, got, counts)
+        assert counts["empty"] > 0  # the case met: empty descriptions, stored "unparsed"
+        assert any(r["stage"] == "unparsed" and r["outcome"] == "empty" for r in mine)
