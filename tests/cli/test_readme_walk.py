@@ -94,3 +94,16 @@ def test_an_exports_outcome_column_counts_as_the_run_counts(tmp_path: Path) -> N
             assert got == counts[outcome], (model, outcome, got, counts)
         assert counts["empty"] > 0  # the case met: empty descriptions, stored "unparsed"
         assert any(r["stage"] == "unparsed" and r["outcome"] == "empty" for r in mine)
+
+
+def test_compare_of_a_one_model_run_says_to_compare_it_with_another_run(tmp_path: Path) -> None:
+    # README: `compare latest -m random -m first`; after `import` (one model) a newcomer tries
+    # `compare latest`: "name two of its models with --model A --model B (it has: x)".
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "-m", "random", "--data", "demo,n=6", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    compared = lmmprobe("compare", "latest", "--db", db)
+    assert compared.returncode == 2
+    assert compared.stderr.count("\n") == 1, compared.stderr
+    assert "holds one model (random)" in compared.stderr
+    assert "compare RUN_A RUN_B` compares it with another run" in compared.stderr
