@@ -107,3 +107,26 @@ def test_compare_of_a_one_model_run_says_to_compare_it_with_another_run(tmp_path
     assert compared.stderr.count("\n") == 1, compared.stderr
     assert "holds one model (random)" in compared.stderr
     assert "compare RUN_A RUN_B` compares it with another run" in compared.stderr
+
+
+def test_compare_judge_says_why_its_requests_are_fewer_than_two_a_pair(tmp_path: Path) -> None:
+    # `compare latest -m random -m first --judge ...` (docs/judges.md): "360 pairs" judged
+    # "in both orders", then "judge calls: 372 requests": identical prompts (a pair whose
+    # answers read alike) share one request, which the line did not say.
+    from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "demo,n=20", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    with FakeOpenAIServer(reply_table=[("Verdict", "Verdict: tie")]) as server:
+        judge = f"openai:judge@{server.base_url}"
+        compared = lmmprobe(
+            "compare", "latest", "-m", "random", "-m", "first", "--judge", judge, "--db", db,
+            timeout=240, OPENAI_API_KEY="sk-test",
+        )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    text = " ".join(compared.stdout.split())
+    pairs = int(text.split(" pairs", 1)[0].rsplit(" ", 1)[-1])
+    requests = int(text.split("judge calls: ", 1)[1].split(" ", 1)[0])
+    assert requests < 2 * pairs, text  # the case met: some pairs answered alike
+    assert f"for {pairs} pairs in two orders (identical judge prompts" in text, text

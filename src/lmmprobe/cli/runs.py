@@ -465,9 +465,17 @@ def pairwise_lines(s: dict[str, Any]) -> list[str]:
         )
     c = s["calls"]
     if c is not None:
+        shared = ""
+        if c["requests"] < 2 * s["pairs"]:
+            # 360 pairs and 372 requests read as calls gone missing: a pair's two orders are
+            # one prompt when its answers read alike, and one prompt is asked once.
+            shared = (
+                f" for {s['pairs']} pairs in two orders (identical judge prompts, such as a "
+                "pair of answers alike, share one request and its reply)"
+            )
         lines.append(
             f"  judge calls: {c['requests']} requests, {c['cached']} from the store, "
-            f"{c['called']} sent, {c['errors']} errors"
+            f"{c['called']} sent, {c['errors']} errors{shared}"
         )
     return lines
 
