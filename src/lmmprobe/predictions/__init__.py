@@ -122,7 +122,7 @@ def is_csv_export(path: str | Path) -> bool:
         header = next(csv.reader([first]), [])
     except csv.Error:
         return False
-    return _CSV_EXPORT_COLUMNS <= {name.strip() for name in header}
+    return {name.strip() for name in header} >= _CSV_EXPORT_COLUMNS
 
 
 def _is_export_row(value: Any) -> bool:

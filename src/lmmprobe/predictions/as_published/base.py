@@ -202,12 +202,11 @@ def find_published(tool: str, benchmark: str | None, path: Path) -> PublishedFig
     """
     hooks = [PUBLISHED_FIGURES.get(name) for name in PUBLISHED_FIGURES.names()]
     fit = fitting_hooks(tool, benchmark, path)
-    if benchmark is None:
-        if len({h.benchmark for h in fit}) > 1:
-            names = ", ".join(sorted({h.benchmark for h in fit}))
-            raise DataError(
-                f"--as-published: {path} could hold any of {names}: say which with --benchmark"
-            )
+    if benchmark is None and len({h.benchmark for h in fit}) > 1:
+        names = ", ".join(sorted({h.benchmark for h in fit}))
+        raise DataError(
+            f"--as-published: {path} could hold any of {names}: say which with --benchmark"
+        )
     if not fit:
         known = sorted(f"{h.benchmark} ({h.files})" for h in hooks)
         what = f"on {benchmark}" if benchmark is not None else "whose name tells the benchmark"
