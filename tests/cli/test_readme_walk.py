@@ -130,3 +130,18 @@ def test_compare_judge_says_why_its_requests_are_fewer_than_two_a_pair(tmp_path:
     requests = int(text.split("judge calls: ", 1)[1].split(" ", 1)[0])
     assert requests < 2 * pairs, text  # the case met: some pairs answered alike
     assert f"for {pairs} pairs in two orders (identical judge prompts" in text, text
+
+
+def test_a_store_given_to_score_or_import_says_how_a_store_is_read(tmp_path: Path) -> None:
+    # `score lmmprobe-runs/lmmprobe.db`: "no reader recognises this layout (readers: ...);
+    # name one with --reader NAME, or map its fields with --reader mapped --field ...".
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "demo,n=4", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    for command in (["score", db], ["import", db, "--model", "x", "--db", tmp_path / "o.db"]):
+        refused = lmmprobe(*command, timeout=120)
+        assert refused.returncode == 2, refused.stdout
+        assert refused.stderr.count("\n") == 1, refused.stderr
+        assert "no reader recognises" not in refused.stderr
+        assert "is a SQLite file, such as an lmmprobe store, not predictions" in refused.stderr
+        assert f"runs --db {db}` lists its runs" in refused.stderr

@@ -283,6 +283,27 @@ def _is_csv_export(file: Path) -> bool:
     return is_csv_export(file)
 
 
+def store_refusal(file: Path) -> str | None:
+    """The line refusing an lmmprobe store given as a prediction file; None for another file.
+
+    `score lmmprobe-runs/lmmprobe.db` said "no reader recognises this layout ... map its
+    fields with --reader mapped": a newcomer's store is read with `runs`, `show`, `export`.
+    """
+    try:
+        if not file.is_file():
+            return None
+        with file.open("rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    if head != b"SQLite format 3\x00":
+        return None
+    return (
+        f"{file} is a SQLite file, such as an lmmprobe store, not predictions: `lmmprobe runs "
+        f"--db {file}` lists its runs, `lmmprobe show RUN --db {file}` gives a run's figures"
+    )
+
+
 def csv_export_refusal(file: Path, why: str) -> str:
     """The line refusing the CSV of ``lmmprobe export`` where the JSON lines one is read."""
     return (
@@ -366,6 +387,8 @@ def import_predictions(
             "came from): `lmmprobe score FILE` gives their figures per model (--matcher to "
             "re-read them); import stores another tool's predictions"
         )
+    if (stored := store_refusal(file)) is not None:
+        fail(stored)
     if reader is None and field is None and _is_csv_export(file):
         # The CSV of `lmmprobe export --format csv` was sniffed as a mapped file: every model's
         # rows stored under one name, a figure of no model (the README walk-through).

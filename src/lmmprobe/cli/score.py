@@ -36,6 +36,7 @@ from lmmprobe.cli.imports import (
     FieldOption,
     csv_export_refusal,
     score_with_benchmark,
+    store_refusal,
 )
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
@@ -288,6 +289,8 @@ def score(
     """
     plain = benchmark is None and reader is None and not field and not as_published
     published_if_any = False
+    if (stored := store_refusal(file)) is not None:
+        fail(stored)
     if plain:
         if tokenizer != "none" and formulation != "generation":
             fail("--tokenizer applies to captions only (--formulation generation)")
