@@ -145,3 +145,20 @@ def test_a_store_given_to_score_or_import_says_how_a_store_is_read(tmp_path: Pat
         assert "no reader recognises" not in refused.stderr
         assert "is a SQLite file, such as an lmmprobe store, not predictions" in refused.stderr
         assert f"runs --db {db}` lists its runs" in refused.stderr
+
+
+def test_apex_on_the_terminal_explains_its_marks_and_says_sufficient_in_words(
+    tmp_path: Path,
+) -> None:
+    # README's first apex example: each step printed "sufficient: False — not yet resolved"
+    # (Python's False), and the table's cells "0.47 [0.33, 0.65] =" with no word on "=".
+    done = lmmprobe(
+        "apex", "Can models identify rotated images?", "-m", "random", "-m", "first",
+        "--images-per-answer", "4", "--bootstrap", "50", "--out", tmp_path / "rot",
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert "sufficient: False" not in text and "sufficient: True" not in text
+    assert "not sufficient yet: " in text or "  sufficient: " in text
+    assert "+ above chance, = at chance, - below chance" in " ".join(text.split())
