@@ -162,3 +162,12 @@ def test_apex_on_the_terminal_explains_its_marks_and_says_sufficient_in_words(
     assert "sufficient: False" not in text and "sufficient: True" not in text
     assert "not sufficient yet: " in text or "  sufficient: " in text
     assert "+ above chance, = at chance, - below chance" in " ".join(text.split())
+
+
+def test_a_bare_list_names_the_registries_it_lists() -> None:
+    # `lmmprobe list` (the help lists `list` among the commands): "Missing argument 'KIND'."
+    listed = lmmprobe("list")
+    assert listed.returncode == 2
+    assert listed.stderr.count("\n") == 1, listed.stderr
+    assert "Missing argument" not in listed.stderr
+    assert "list KIND`, KIND one of matchers, prompt-styles, sources" in listed.stderr
