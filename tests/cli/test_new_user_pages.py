@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 from tests.console import lmmprobe
 
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 if not Path(CHROMIUM).exists():
@@ -129,3 +131,99 @@ def test_the_reports_sample_browser_names_an_empty_free_form_answer(
     assert "(empty answer)" in cells, cells
     # The column is named, as serve's "Verdict" column is (it was blank).
     assert heads[-1] == "verdict / score", heads
+
+
+VLMEVALKIT = (
+    Path(__file__).parents[1]
+    / "predictions/fixtures/vlmevalkit/december_2023/2023-12-25/Model_MMBench_DEV_EN_openai_result.xlsx"
+)
+
+
+def _widths_at_960(browser: Any, url: str, table: str, width: int = 960) -> list[list[int]]:
+    """[scrollWidth, room] of each `table` on the page at `url` in a 960 px window."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(url)
+    _shot(page, url.rsplit("/", 1)[-1] + f"-{width}")
+    widths: list[list[int]] = page.eval_on_selector_all(
+        table, "ts => ts.map(t => [t.scrollWidth, t.parentElement.clientWidth])"
+    )
+    page.close()
+    return widths
+
+
+def test_a_judged_runs_metrics_fit_serve_and_the_report_at_960_px(
+    browser: Any, tmp_path: Path
+) -> None:
+    # README walk-through (s19): an imported VLMEvalKit table judged by its recorded judge
+    # has a dozen metrics (judge score, coverage, the rules-only figures): serve's run page
+    # table was 1,039 px in 898 at 960 px, the report's leaderboard 1,161 in 932 (a long
+    # model name kept on one line): the last columns scrolled out of sight.
+    db = tmp_path / "s.db"
+    empty = tmp_path / "no-copies"
+    empty.mkdir()
+    done = lmmprobe(
+        "import", VLMEVALKIT, "--benchmark", "mmbench", "--model", "vlmk", "--db", db,
+        LMMPROBE_DATA_DIR=str(empty), HF_HUB_OFFLINE="1", timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # docs/judges.md's scripted judge: a model run judged, with its token columns too (15
+    # metrics: serve's table was 1,314 px in 1,237 at 1400 px, 988 in 898 at 960).
+    with FakeOpenAIServer(reply_table=[("Say which option the answer chose", "A")]) as server:
+        url = server.base_url
+        judged = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{url}", "--judge", f"openai:judge@{url}",
+            "--data", "demo,n=20", "-q", "--db", db, OPENAI_API_KEY="sk-test", timeout=300,
+        )  # fmt: skip
+    assert judged.returncode == 0, judged.stderr
+    run_ids = [r["id"] for r in json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)]
+    report = tmp_path / "judged.html"
+    made = lmmprobe("report", *run_ids, "--db", db, "-o", report, timeout=300)
+    assert made.returncode == 0, made.stderr
+    boards = _widths_at_960(browser, report.as_uri(), "table.board-table")
+    assert len(boards) == 2 and all(w <= room for w, room in boards), boards
+
+    port = _free_port()
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    server = subprocess.Popen(
+        [exe, "serve", "--db", str(db), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(base + "/", timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        metrics = [
+            _widths_at_960(browser, f"{base}/runs/{run_id}", "table.metrics", width)
+            for run_id in run_ids
+            for width in (1400, 960)
+        ]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert all(len(m) == 1 and m[0][0] <= m[0][1] for m in metrics), metrics
+
+
+def test_a_leaderboard_with_its_blind_run_fits_the_report_at_960_px(
+    browser: Any, tmp_path: Path
+) -> None:
+    # The README's report example (a run and its --blind twin): at 960 px the leaderboard,
+    # with its blind accuracy and gap columns, was 986 px in 932: the error rate scrolled.
+    db = tmp_path / "s.db"
+    data = "demo,n=8,scenario=clean+corruption+print_attack"
+    for blind in ([], ["--blind"]):
+        done = lmmprobe("run", "-m", "random", "-m", "first", "--data", data, *blind,
+                        "-q", "--db", db, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    runs = [r["id"] for r in json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)]
+    report = tmp_path / "blind.html"
+    made = lmmprobe("report", *runs, "--db", db, "-o", report, timeout=300)
+    assert made.returncode == 0, made.stderr
+    boards = _widths_at_960(browser, report.as_uri(), "table.board-table")
+    assert boards and all(w <= room for w, room in boards), boards

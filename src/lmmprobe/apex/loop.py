@@ -421,7 +421,10 @@ def _experiments(
         verdict, _ = session.ask("judge", Sufficiency, lambda r: orch.judge(report, env, r))
         if verdict is not None:
             report.sufficiency = verdict
-            say(f"  sufficient: {verdict.sufficient} — {verdict.reason}")
+            # In words, as the report writes it ("sufficient: every model is resolved"), not
+            # Python's True/False.
+            said = "sufficient" if verdict.sufficient else "not sufficient yet"
+            say(f"  {said}: {verdict.reason}")
             if verdict.sufficient and settings.stop_when_sufficient:
                 report.status = "sufficient"
                 break

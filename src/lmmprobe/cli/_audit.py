@@ -289,6 +289,24 @@ def hook_reads_rows(path: Path, benchmark: str | None, reader: str | None) -> bo
     return bool(getattr(hook, "reads_rows", True))
 
 
+def published_hook_exists(path: Path, benchmark: str | None, reader: str | None) -> bool:
+    """Whether `path`'s reader has an ``--as-published`` hook for it (True when untold).
+
+    A plain ``lmmprobe score FILE`` gives the tool's own figure beside lmmprobe's where there
+    is one; a file of a reader without one (a mapped file carrying its golds) is scored all
+    the same, not refused for an ``--as-published`` that was never given. True where the
+    reader cannot be told: the scoring that follows names what is wrong with the file.
+    """
+    from lmmprobe.predictions.as_published.base import fitting_hooks
+    from lmmprobe.predictions.scoring import detect_reader
+
+    try:
+        _, found = detect_reader(path, reader)
+        return bool(fitting_hooks(found.tool, _name(benchmark), path))
+    except (DataError, OSError, RegistryError):
+        return True
+
+
 def explain_imported(
     run: ImportedRun,
     facts: FileFacts,

@@ -168,6 +168,8 @@ def apex(
     report = campaign.report
     table = Table(
         title=f"APEx: {escape(report.query)} ({report.status}, {report.calls_text()})",
+        # The marks were never explained on the terminal ("0.47 [0.33, 0.65] =").
+        caption="accuracy [95% CI]; + above chance, = at chance, - below chance",
         box=box.SIMPLE_HEAD,
     )
     table.add_column("experiment", overflow="fold")

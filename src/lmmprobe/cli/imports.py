@@ -17,7 +17,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe._secrets import redact_spec, shown_spec
-from lmmprobe.cli._audit import explain_imported, file_facts, hook_reads_rows
+from lmmprobe.cli._audit import (
+    explain_imported,
+    file_facts,
+    hook_reads_rows,
+    published_hook_exists,
+)
 from lmmprobe.cli._common import (
     DbOption,
     console,
@@ -207,6 +212,7 @@ def score_with_benchmark(
     limit: int = 20,
     tool_version: str | None = None,
     settings: dict[str, str] | None = None,
+    published_if_any: bool = False,
 ) -> None:
     """``lmmprobe score FILE --benchmark NAME``: print the official figures of `file`.
 
@@ -215,7 +221,8 @@ def score_with_benchmark(
     Beside them, the answer key's version and MMMU's guesses (`lmmprobe.cli._audit`); with
     `audit` the items whose official verdict differs, by cause; with `as_published` the tool's
     own figure to its last printed digit (the file's reader's hook, read with the rules of
-    `tool_version` where they changed).
+    `tool_version` where they changed); with `published_if_any` (a plain ``score FILE``) only
+    where the file's reader has a hook for it.
     """
     from lmmprobe.predictions.importing import file_to_score, score_file
 
@@ -224,6 +231,8 @@ def score_with_benchmark(
         # holding the predictions and their verdicts; an _auxmatch table tells its benchmark.
         found = file_to_score(file, benchmark, reader)
         file, benchmark = found.path, found.benchmark
+        if published_if_any:  # a plain `score FILE`: the tool's figure where it has one
+            as_published = published_hook_exists(file, benchmark, reader)
         # The file streams through a temporary store (`score_file`); what the notes, the
         # audit and the published figure read of its rows is gathered as it passes.
         facts = file_facts(
@@ -265,6 +274,43 @@ def _is_export(file: Path) -> bool:
         return export_rows(file) is not None
     except (DataError, OSError):
         return False
+
+
+def _is_csv_export(file: Path) -> bool:
+    """Whether `file` is an ``lmmprobe export --format csv`` (told by its header)."""
+    from lmmprobe.predictions import is_csv_export
+
+    return is_csv_export(file)
+
+
+def store_refusal(file: Path) -> str | None:
+    """The line refusing an lmmprobe store given as a prediction file; None for another file.
+
+    `score lmmprobe-runs/lmmprobe.db` said "no reader recognises this layout ... map its
+    fields with --reader mapped": a newcomer's store is read with `runs`, `show`, `export`.
+    """
+    try:
+        if not file.is_file():
+            return None
+        with file.open("rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    if head != b"SQLite format 3\x00":
+        return None
+    return (
+        f"{file} is a SQLite file, such as an lmmprobe store, not predictions: `lmmprobe runs "
+        f"--db {file}` lists its runs, `lmmprobe show RUN --db {file}` gives a run's figures"
+    )
+
+
+def csv_export_refusal(file: Path, why: str) -> str:
+    """The line refusing the CSV of ``lmmprobe export`` where the JSON lines one is read."""
+    return (
+        f"{file} is a CSV written by `lmmprobe export --format csv` (a spreadsheet's copy of a "
+        f"run, every model's rows together, every value text); {why}; for the run's figures "
+        "per model: `lmmprobe export RUN -o run.jsonl`, then `lmmprobe score run.jsonl`"
+    )
 
 
 def _import_interrupted(exc: KeyboardInterrupt) -> str:
@@ -341,6 +387,12 @@ def import_predictions(
             "came from): `lmmprobe score FILE` gives their figures per model (--matcher to "
             "re-read them); import stores another tool's predictions"
         )
+    if (stored := store_refusal(file)) is not None:
+        fail(stored)
+    if reader is None and field is None and _is_csv_export(file):
+        # The CSV of `lmmprobe export --format csv` was sniffed as a mapped file: every model's
+        # rows stored under one name, a figure of no model (the README walk-through).
+        fail(csv_export_refusal(file, "import stores another tool's predictions"))
     try:
         with said_when_interrupted(_import_interrupted):
             found = file_to_score(file, benchmark, reader)

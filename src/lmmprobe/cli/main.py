@@ -932,6 +932,20 @@ def show(
     )
 
 
+def _export_columns(row: dict[str, Any]) -> dict[str, Any]:
+    """The columns `export` adds to a stored row: the thinking split, and the row's outcome.
+
+    ``stage`` alone misleads a spreadsheet: an empty free-form answer is stored ``unparsed``
+    while the run counts it ``empty`` (``show``: unparsed 0.000), so a filter on the stage
+    counted 304 unparsed rows in the demo; ``outcome`` is the count each row is in.
+    """
+    from lmmprobe.metrics.outcome import outcome_of
+    from lmmprobe.parse.thinking import thinking_columns
+
+    outcome = outcome_of(row.get("error_type"), str(row.get("stage")), row.get("correct"))
+    return {**thinking_columns(row), "outcome": outcome}
+
+
 @app.command()
 def export(
     run_ref: Annotated[
@@ -947,9 +961,10 @@ def export(
     """Export one row per model × sample × repeat: prompt, raw output, prediction, score, error.
 
     Each row has the raw output (`text`) and, read from it as scoring reads it, the thinking
-    (`reasoning`), the `answer` and whether it was `truncated`, with the `finish_reason`.
+    (`reasoning`), the `answer` and whether it was `truncated`, with the `finish_reason`; its
+    `outcome` is what the run's counts count it as (correct, wrong, unparsed, truncated,
+    free_text, empty, error).
     """
-    from lmmprobe.parse.thinking import thinking_columns
     from lmmprobe.store import export_run
 
     if fmt not in ("jsonl", "csv"):
@@ -961,11 +976,11 @@ def export(
             _fail(str(exc.args[0]))
         if out is None:
             stdout = StdoutDocument(json_text=fmt == "jsonl")
-            n = export_run(store, run_id, fmt, stdout, thinking_columns)  # type: ignore[arg-type]
+            n = export_run(store, run_id, fmt, stdout, _export_columns)  # type: ignore[arg-type]
         else:
             n = write_out_file(
                 out,
-                lambda f: export_run(store, run_id, fmt, f, thinking_columns),  # type: ignore[arg-type]
+                lambda f: export_run(store, run_id, fmt, f, _export_columns),  # type: ignore[arg-type]
                 db=db,
             )
         status = store.get_run(run_id)["status"] if not n else None

@@ -17,7 +17,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import console
+from lmmprobe.cli._common import console, fail
 from lmmprobe.registry import Registry, RegistryError, did_you_mean
 
 
@@ -63,7 +63,9 @@ def registry_table(kind: str) -> Table:
     return table
 
 
-def _listable(kind: str) -> str:
+def _listable(kind: str | None) -> str | None:
+    if kind is None:
+        return None  # `list_entries` names the registries: click's "Missing argument" did not
     if kind not in LISTINGS:
         hint = did_you_mean(kind, list(LISTINGS))
         raise typer.BadParameter(f"unknown registry {kind!r}; {hint}known: {', '.join(LISTINGS)}")
@@ -72,15 +74,18 @@ def _listable(kind: str) -> str:
 
 def list_entries(
     kind: Annotated[
-        str,
+        str | None,
         typer.Argument(
             help=f"Which registry to list: {', '.join(LISTINGS)}.",
             callback=_listable,
             show_default=False,
         ),
-    ],
+    ] = None,
 ) -> None:
     """List the entries of a registry (built-in and from installed plugins)."""
+    if kind is None:
+        # A bare `lmmprobe list` said "Missing argument 'KIND'" without naming one.
+        fail(f"name the registry to list: `lmmprobe list KIND`, KIND one of {', '.join(LISTINGS)}")
     console.print(registry_table(kind))
 
 

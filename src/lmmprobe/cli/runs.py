@@ -323,6 +323,14 @@ def _pick(store: Store, run_a: str, run_b: str, asked: list[str]) -> tuple[str, 
         pair = None if asked else checkpoint_pair(in_a, in_a)
         if pair is not None:
             return pair
+        if len(in_a) == 1 and not asked:
+            # `compare latest` of a one-model run (an import): "name two of its models" named
+            # one, and no way on.
+            fail(
+                f"run {run_a} holds one model ({shown_spec(in_a[0])}), and comparing within a "
+                "run needs two (name two of its models with --model A --model B): `lmmprobe "
+                "compare RUN_A RUN_B` compares it with another run (`lmmprobe runs` lists them)"
+            )
         fail(
             f"comparing within run {run_a}: name two of its models with --model A --model B "
             f"(it has: {', '.join(map(shown_spec, in_a)) or 'none'})"
@@ -457,9 +465,17 @@ def pairwise_lines(s: dict[str, Any]) -> list[str]:
         )
     c = s["calls"]
     if c is not None:
+        shared = ""
+        if c["requests"] < 2 * s["pairs"]:
+            # 360 pairs and 372 requests read as calls gone missing: a pair's two orders are
+            # one prompt when its answers read alike, and one prompt is asked once.
+            shared = (
+                f" for {s['pairs']} pairs in two orders (identical judge prompts, such as a "
+                "pair of answers alike, share one request and its reply)"
+            )
         lines.append(
             f"  judge calls: {c['requests']} requests, {c['cached']} from the store, "
-            f"{c['called']} sent, {c['errors']} errors"
+            f"{c['called']} sent, {c['errors']} errors{shared}"
         )
     return lines
 

@@ -24,7 +24,12 @@ from rich.table import Table
 
 from lmmprobe.cli._common import console, fail, said_when_interrupted, write_document
 from lmmprobe.cli._view import Column, fit_tables, has_small_n, legend, model_labels
-from lmmprobe.cli.imports import FieldOption, score_with_benchmark
+from lmmprobe.cli.imports import (
+    FieldOption,
+    csv_export_refusal,
+    score_with_benchmark,
+    store_refusal,
+)
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
 from lmmprobe.metrics import MetricValue
@@ -33,7 +38,13 @@ from lmmprobe.metrics.leaderboard import OPENVLM_COLUMNS
 from lmmprobe.metrics.outcome import ACCURACY_N
 from lmmprobe.metrics.text import CaptionTokenizer, MetricUnavailable
 from lmmprobe.parse import MATCHERS
-from lmmprobe.predictions import FileFormulation, InferMethod, export_rows, score_export
+from lmmprobe.predictions import (
+    FileFormulation,
+    InferMethod,
+    export_rows,
+    is_csv_export,
+    score_export,
+)
 from lmmprobe.report import format_metric, json_ready
 from lmmprobe.report._format import SMALL_N_NOTE, n_cell
 from lmmprobe.report.results import row_counts
@@ -270,6 +281,9 @@ def score(
     run of that benchmark.
     """
     plain = benchmark is None and reader is None and not field and not as_published
+    published_if_any = False
+    if (stored := store_refusal(file)) is not None:
+        fail(stored)
     if plain:
         if tokenizer != "none" and formulation != "generation":
             fail("--tokenizer applies to captions only (--formulation generation)")
@@ -281,10 +295,14 @@ def score(
             _score_export(file, rows, fmt, formulation, infer_method, tokenizer, matcher, by,
                           tool_version, audit)  # fmt: skip
             return
+        if ground_truth is None and is_csv_export(file):
+            fail(csv_export_refusal(file, "score reads an export's JSON lines"))
         # Another tool's file, read by the reader that recognises it (Dysca's outputs with
         # --ground-truth): lmmprobe's figures, and the tool's own where its reader has a hook
         # (ReForm-Eval's metric_eval, Dysca's Dysca_compute.py), as --as-published gives them.
-        as_published = True
+        # Only where one exists: a file without one (a mapped file with its golds) is scored
+        # all the same, not refused for a --as-published the user never gave.
+        published_if_any = True
     # Another tool's file (--as-published alone: read by the reader that recognises it).
     # ReForm-Eval's own options, given: what its reader records and its hook reads.
     settings = {
@@ -321,8 +339,8 @@ def score(
         return
     score_with_benchmark(
         file, benchmark, reader, field, by, fmt,
-        audit=audit, as_published=as_published, limit=limit, tool_version=tool_version,
-        settings=settings,
+        audit=audit, as_published=published_if_any or as_published, limit=limit,
+        tool_version=tool_version, settings=settings, published_if_any=published_if_any,
     )  # fmt: skip
 
 

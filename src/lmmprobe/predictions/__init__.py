@@ -14,6 +14,7 @@ export apart, `score_prediction_file` scores one.
 
 from __future__ import annotations
 
+import csv
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,7 @@ __all__ = [
     "FileFormulation",
     "InferMethod",
     "export_rows",
+    "is_csv_export",
     "score_dysca_files",
     "score_export",
     "score_prediction_file",
@@ -95,6 +97,32 @@ def _objects(entries: Iterator[tuple[str, Any]]) -> Iterator[dict[str, Any]]:
         if not isinstance(value, dict):
             raise DataError(f"{where}: expected an object, got {type(value).__name__}")
         yield value
+
+
+_CSV_EXPORT_COLUMNS = frozenset({"model", "sample_id", "repeat", "key", "stage"})
+"""Columns every ``lmmprobe export --format csv`` header holds (`lmmprobe.store.export`)."""
+
+
+def is_csv_export(path: str | Path) -> bool:
+    """Whether `path` is an ``lmmprobe export --format csv`` (told by its header; never raises).
+
+    Such a file is a spreadsheet's copy of a run: every value is text there (JSON lists and
+    objects quoted, formula-like cells marked with ``'``), so it is not read back as an export
+    (`export_rows` reads the JSON lines), and a mapped reader would merge its models' rows.
+    """
+    path = Path(path)
+    try:
+        if not path.is_file():
+            return False
+        with path.open(encoding="utf-8", errors="replace", newline="") as f:
+            first = f.readline(65536)
+    except OSError:
+        return False
+    try:
+        header = next(csv.reader([first]), [])
+    except csv.Error:
+        return False
+    return {name.strip() for name in header} >= _CSV_EXPORT_COLUMNS
 
 
 def _is_export_row(value: Any) -> bool:

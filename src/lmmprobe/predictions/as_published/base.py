@@ -178,6 +178,21 @@ PUBLISHED_FIGURES: Registry[PublishedFigure] = Registry(
 """``--as-published`` hooks, named ``READER/BENCHMARK`` (``vlmevalkit/hallusionbench``)."""
 
 
+def fitting_hooks(tool: str, benchmark: str | None, path: Path) -> list[PublishedFigure]:
+    """The hooks that could give `tool`'s figure for `benchmark` (or the one `path` tells).
+
+    A reader's own hook comes before a benchmark script that reads any reader's rows; with no
+    benchmark, only the reader's own hooks that recognise `path` (`find_published` picks one).
+    """
+    hooks = [PUBLISHED_FIGURES.get(name) for name in PUBLISHED_FIGURES.names()]
+    mine = [h for h in hooks if h.tool in (tool, ANY_READER)]
+    if benchmark is not None:
+        fit = [h for h in mine if h.benchmark == benchmark]
+        fit.sort(key=lambda h: h.tool == ANY_READER)
+        return fit
+    return [h for h in mine if h.tool != ANY_READER and h.recognises(path)]
+
+
 def find_published(tool: str, benchmark: str | None, path: Path) -> PublishedFigure:
     """The hook that gives `tool`'s figure for `benchmark` (or the one `path` says it holds).
 
@@ -186,18 +201,12 @@ def find_published(tool: str, benchmark: str | None, path: Path) -> PublishedFig
 
     """
     hooks = [PUBLISHED_FIGURES.get(name) for name in PUBLISHED_FIGURES.names()]
-    mine = [h for h in hooks if h.tool in (tool, ANY_READER)]
-    if benchmark is not None:
-        fit = [h for h in mine if h.benchmark == benchmark]
-        # A reader's own hook comes before a benchmark script that reads any reader's rows.
-        fit.sort(key=lambda h: h.tool == ANY_READER)
-    else:
-        fit = [h for h in mine if h.tool != ANY_READER and h.recognises(path)]
-        if len({h.benchmark for h in fit}) > 1:
-            names = ", ".join(sorted({h.benchmark for h in fit}))
-            raise DataError(
-                f"--as-published: {path} could hold any of {names}: say which with --benchmark"
-            )
+    fit = fitting_hooks(tool, benchmark, path)
+    if benchmark is None and len({h.benchmark for h in fit}) > 1:
+        names = ", ".join(sorted({h.benchmark for h in fit}))
+        raise DataError(
+            f"--as-published: {path} could hold any of {names}: say which with --benchmark"
+        )
     if not fit:
         known = sorted(f"{h.benchmark} ({h.files})" for h in hooks)
         what = f"on {benchmark}" if benchmark is not None else "whose name tells the benchmark"
