@@ -40,11 +40,12 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from lmmprobe.models.api_keys import redact_command, redact_text, scrub_secrets
+from lmmprobe.models.api_keys import redact_command, redact_text, scrub_secrets, scrubbed_value
 
 __all__ = [
     "LOOPBACK",
     "MAX_PROBE_BYTES",
+    "MAX_VERSION_CHARS",
     "OWNER_VARIABLE",
     "LocalServer",
     "ServerStartError",
@@ -68,6 +69,9 @@ PROBE_S = 2.0
 """The most one probe (connection, request, headers and body) may take."""
 MAX_PROBE_BYTES = 1 << 20
 """The most bytes of a probe's body read: a model list or a version is a few hundred."""
+
+MAX_VERSION_CHARS = 64
+"""How much of the version a server reports is recorded (vLLM's are a dozen characters)."""
 
 # The reaper sits in the run package (it also ends local Ray instances); it is a script run by
 # path with the standard library only, so starting it imports nothing from a higher layer.
@@ -282,7 +286,10 @@ class LocalServer:
         for route in ("/version", "/get_server_info"):
             body = get_json(f"{self.base_url}{route}", self.key)
             if isinstance(body, dict) and body.get("version") is not None:
-                return str(body["version"])
+                # Recorded in the model's identity (results.json, the store, every report): a
+                # label, cut and scrubbed as a finish reason is, not a megabyte of whatever the
+                # server sent (re-test 22, #16).
+                return scrubbed_value(str(body["version"]), MAX_VERSION_CHARS)
         return None
 
     def exit_note(self) -> str | None:
