@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.chromium import CHROMIUM, chromium_browser
 from tests.console import lmmprobe
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 if not Path(CHROMIUM).exists():
     pytest.skip(f"no Chromium at {CHROMIUM}", allow_module_level=True)
@@ -50,12 +50,8 @@ def synth_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium_browser() as b:
+        yield b
 
 
 @contextlib.contextmanager

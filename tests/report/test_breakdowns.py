@@ -12,7 +12,6 @@ import io
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from tests.chromium import chromium_browser
 from tests.console import lmmprobe
 
 from lmmprobe.metrics import MetricValue
@@ -297,41 +297,32 @@ def test_a_short_breakdown_has_no_left_out_note(made: Made) -> None:
 
 # ---- in Chromium
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
 
 @pytest.mark.parametrize("width", [1400, 960])
 def test_the_section_fits_the_page_in_chromium(made: Made, width: int) -> None:
     # Wide tables scroll in their own box, never the page; no group row is taller than a
     # long name wrapped over a few lines. LMMPROBE_SHOTS=DIR keeps the section's screenshot.
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium executable at {CHROMIUM}")
     _report(made, made.by_run)
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            page.goto((made.root / f"{made.by_run}.html").as_uri())
-            assert page.evaluate("document.documentElement.scrollWidth") <= width
-            section = page.locator("#breakdowns")
-            box = section.bounding_box()
-            assert box is not None and box["x"] + box["width"] <= width
-            tables = page.eval_on_selector_all(
-                "#breakdowns .breakdown",
-                "els => els.map(e => e.getBoundingClientRect().right)",
-            )
-            assert len(tables) == 4 and max(tables) <= box["x"] + box["width"] + 0.5
-            rows = page.eval_on_selector_all(
-                "#breakdowns tbody tr", "els => els.map(e => e.getBoundingClientRect().height)"
-            )
-            assert rows and max(rows) < 80, max(rows)
-            shots = os.environ.get("LMMPROBE_SHOTS")
-            if shots:
-                Path(shots).mkdir(parents=True, exist_ok=True)
-                section.screenshot(path=str(Path(shots) / f"breakdowns-{width}.png"))
-        finally:
-            browser.close()
+    with chromium_browser() as browser:
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto((made.root / f"{made.by_run}.html").as_uri())
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        section = page.locator("#breakdowns")
+        box = section.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= width
+        tables = page.eval_on_selector_all(
+            "#breakdowns .breakdown",
+            "els => els.map(e => e.getBoundingClientRect().right)",
+        )
+        assert len(tables) == 4 and max(tables) <= box["x"] + box["width"] + 0.5
+        rows = page.eval_on_selector_all(
+            "#breakdowns tbody tr", "els => els.map(e => e.getBoundingClientRect().height)"
+        )
+        assert rows and max(rows) < 80, max(rows)
+        shots = os.environ.get("LMMPROBE_SHOTS")
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            section.screenshot(path=str(Path(shots) / f"breakdowns-{width}.png"))
 
 
 def test_a_run_without_stored_results_says_why_it_has_no_breakdowns(tmp_path: Path) -> None:

@@ -7,12 +7,12 @@ tables and thumbnails and the model cards.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.chromium import CHROMIUM, chromium_browser
 from tests.report.test_html import (
     APEX_QUERY,
     IMG,
@@ -25,7 +25,6 @@ from tests.report.test_html import (
 
 from lmmprobe.report import build_report
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 if not Path(CHROMIUM).exists():
     pytest.skip(f"no Chromium executable at {CHROMIUM}", allow_module_level=True)
@@ -49,13 +48,8 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        except Exception as exc:  # a Chromium that cannot start here is an environment issue
-            pytest.skip(f"Chromium did not start: {exc}")
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

@@ -10,17 +10,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.chromium import chromium_browser
 from tests.report.many_models import MODELS12, Many, make_many
 from tests.report.test_html import _blob, _tags, make_campaign
 
 from lmmprobe.report import build_report
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SECTIONS = ("runs", "leaderboard", "agreement", "dimensions", "cards", "radar", "heatmap", "sensitivity", "blind", "apex", "samples")  # fmt: skip
 
 
@@ -121,16 +121,9 @@ def report_file(many: Many, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def chromium() -> Any:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium executable at {CHROMIUM}")
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        except Exception as exc:  # a Chromium that cannot start here is an environment issue
-            pytest.skip(f"Chromium did not start: {exc}")
+def chromium() -> Iterator[Any]:
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 @pytest.mark.parametrize("width", [1400, 960])

@@ -17,14 +17,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from tests.chromium import CHROMIUM, chromium_browser
 
 from lmmprobe.schema import Sample
 from lmmprobe.serve.app import create_app
 from lmmprobe.store import Store
 
 from .conftest import HOSTILE, Row, choice_sample, png_b64, write_run
-
-CHROMIUM = "/usr/bin/chromium"
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 if not Path(CHROMIUM).exists():
@@ -82,12 +81,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, demo_db: tuple[Path, str]) 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium_browser() as b:
+        yield b
 
 
 def _page(browser: object, width: int = 1400) -> object:
